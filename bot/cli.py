@@ -1,0 +1,176 @@
+"""`citebot index|ask|chat|graph|demo|eval|bench|serve`."""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+from rag_graph.config import Settings
+from rag_graph.index import RefreshError
+
+DEMO_QUESTIONS = [
+    "How many days per week can employees work remotely?",
+    "what about contractors?",  # a follow-up to the first: same thread
+    "Does the company offer a company car or lease scheme?",
+]
+
+
+def _settings(args) -> Settings:
+    return Settings.from_env(corpus=Path(args.corpus) if getattr(args, "corpus", None) else None,
+                             db=getattr(args, "db", None))
+
+
+def _engine(args, refresh: bool = True):
+    from rag_graph.engine import Engine
+
+    engine = Engine(_settings(args))
+    if refresh:
+        engine.refresh()  # skipped files are logged as warnings
+    return engine
+
+
+def format_answer(output: dict) -> str:
+    lines = [output["answer"]]
+    if output["citations"]:
+        lines.append("Sources:")
+        for c in output["citations"]:
+            name = " › ".join(part for part in (c["title"], c["section"]) if part)
+            lines.append(f"  - {name}" + (f" <{c['url']}>" if c["url"] else ""))
+    if output.get("knowledge_gap"):
+        lines.append(f"Knowledge gap: {output['knowledge_gap']}")
+    lines.append(f"[{output['status']}, confidence {output['confidence']}, "
+                 f"{output['retrieval_attempts']} attempt(s), {output['grounding_status']}]")
+    return "\n".join(lines)
+
+
+def cmd_index(args) -> int:
+    from rag_graph.embeddings import Embedder
+    from rag_graph.index import Index
+
+    settings = _settings(args)
+    index = Index(settings.db, Embedder(settings.embedding_model))
+    stats = index.refresh(settings.corpus)
+    if args.json:
+        print(json.dumps({k: v for k, v in stats.as_dict().items()
+                          if k in ("documents", "chunks", "embedded", "deleted", "seconds")}))
+    else:
+        print(f"{stats.documents} documents, {stats.chunks} chunks, {stats.embedded} embedded, "
+              f"{stats.deleted} deleted in {stats.seconds:.2f} s (index version {stats.version})")
+    return 0
+
+
+def cmd_ask(args) -> int:
+    history = json.loads(Path(args.history).read_text()) if args.history else []
+    engine = _engine(args)
+    output = engine.ask(args.question, history)
+    print(json.dumps(output, indent=2, ensure_ascii=False) if args.json else format_answer(output))
+    return 0 if output["status"] != "failed" else 1
+
+
+def cmd_chat(args) -> int:
+    engine = _engine(args)
+    history: list[dict] = []
+    interactive = sys.stdin.isatty()
+    if interactive:
+        print("Ask a question (an empty line or Ctrl-D ends the conversation).")
+    for line in sys.stdin:
+        question = line.strip()
+        if not question:
+            break
+        output = engine.ask(question, history)
+        print(("" if interactive else f"> {question}\n") + format_answer(output) + "\n", flush=True)
+        history += [{"role": "user", "content": question}, {"role": "assistant", "content": output["answer"]}]
+        history = history[-2 * engine.settings.history_turns:]
+    return 0
+
+
+def cmd_graph(args) -> int:
+    from rag_graph.graph import build_graph
+
+    print(build_graph().get_graph().draw_mermaid())
+    return 0
+
+
+def cmd_demo(args) -> int:
+    engine = _engine(args)
+    stats = engine.index.last_refresh
+    print(f"Indexed {stats.documents} documents into {stats.chunks} chunks "
+          f"({stats.embedded} embedded) from {engine.settings.corpus}\n")
+    history: list[dict] = []
+    for question in DEMO_QUESTIONS:
+        output = engine.ask(question, history)
+        print(f"Q: {question}\n{format_answer(output)}\n")
+        history += [{"role": "user", "content": question}, {"role": "assistant", "content": output["answer"]}]
+    return 0
+
+
+def cmd_eval(args) -> int:
+    from rag_graph.evaluation import main
+
+    return main(args)
+
+
+def cmd_bench(args) -> int:
+    from rag_graph.bench import main
+
+    return main(args)
+
+
+def cmd_serve(args) -> int:
+    from bot.app import serve
+
+    return serve(_settings(args))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="citebot", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at DEBUG level")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def command(name, handler, help_text, corpus=True):
+        sub = commands.add_parser(name, help=help_text)
+        if corpus:
+            sub.add_argument("--corpus", help="folder of markdown documents (CITEBOT_CORPUS)")
+            sub.add_argument("--db", help="LanceDB URI (CITEBOT_DB)")
+        sub.set_defaults(handler=handler)
+        return sub
+
+    command("index", cmd_index, "build or refresh the index").add_argument("--json", action="store_true")
+    ask = command("ask", cmd_ask, "answer one question")
+    ask.add_argument("question")
+    ask.add_argument("--history", help="JSON file: a list of {role, content} turns before the question")
+    ask.add_argument("--json", action="store_true", help="print the graph's final_output")
+    command("chat", cmd_chat, "a terminal conversation: each line is the next turn of one thread")
+    command("graph", cmd_graph, "print the flow as a Mermaid diagram", corpus=False).add_argument(
+        "--mermaid", action="store_true", help="(the default and only format)")
+    command("demo", cmd_demo, "index the corpus and answer three sample questions")
+    ev = command("eval", cmd_eval, "measure retrieval and answer quality on a question set")
+    ev.add_argument("--tests", required=True, help="JSONL question set")
+    ev.add_argument("--k", type=int, default=10)
+    ev.add_argument("--out", help="write the JSON report here")
+    ev.add_argument("--baseline", action="store_true", help="also score the fixed-size dense-only baseline")
+    bench = command("bench", cmd_bench, "measure indexing, refresh, query latency and scale")
+    bench.add_argument("--out", default=".citebot/bench.json")
+    bench.add_argument("--skip-scale", action="store_true", help="skip the 1M-chunk synthetic step")
+    bench.add_argument("--repeat", type=int, default=3)
+    command("serve", cmd_serve, "run the Slack bot (Socket Mode or HTTP)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return args.handler(args)
+    except RefreshError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

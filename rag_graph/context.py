@@ -1,0 +1,35 @@
+"""What the graph's nodes may call: injected per run through LangGraph's `context_schema`, so
+tests hand in fakes without patching anything."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+import numpy as np
+
+
+class Retriever(Protocol):
+    def search(self, query: str, mode: str, top_k: int) -> list[dict]: ...
+
+    def related(self, chunks: list[dict]) -> list[dict]: ...
+
+    def metadata(self) -> dict: ...
+
+    def vocabulary(self) -> tuple[dict[str, int], int]: ...
+
+
+class SentenceEmbedder(Protocol):
+    def encode(self, texts: list[str]) -> np.ndarray: ...
+
+
+class Generator(Protocol):
+    def generate(self, question: str, context: list[dict], prompt: str) -> dict: ...
+
+
+@dataclass
+class Deps:
+    retriever: Retriever
+    embedder: SentenceEmbedder
+    generator: Generator
+    clock: Callable[[], float] = field(default=time.monotonic)

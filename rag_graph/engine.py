@@ -1,0 +1,54 @@
+"""One Engine per process: the index, the embedder, the generator and the compiled graph,
+shared by the CLI, `citebot eval` and the Slack bot."""
+from __future__ import annotations
+
+import logging
+import time
+
+from .config import Settings
+from .context import Deps
+from .embeddings import Embedder
+from .generation import ChatModelGenerator, ExtractiveGenerator, load_chat_model
+from .graph import build_graph
+from .index import Index, RefreshStats
+from .nodes.finalize import GENERIC_FAILURE, final_output
+from .state import FinalOutput, State
+
+log = logging.getLogger(__name__)
+
+
+class Engine:
+    def __init__(self, settings: Settings, generator=None):
+        self.settings = settings
+        self.embedder = Embedder(settings.embedding_model)
+        self.index = Index(settings.db, self.embedder)
+        if generator is None:
+            generator = (ChatModelGenerator(load_chat_model(settings.llm)) if settings.llm
+                         else ExtractiveGenerator(self.index.vocabulary))
+        self.deps = Deps(retriever=self.index, embedder=self.embedder, generator=generator)
+        self.graph = build_graph()
+        self.started = time.time()
+
+    def refresh(self) -> RefreshStats:
+        """Re-index the corpus folder (atomic; raises RefreshError and keeps serving on failure)."""
+        return self.index.refresh(self.settings.corpus)
+
+    def run(self, question: str, history: list[dict] | None = None) -> State:
+        """The whole final state: `citebot eval` reads the ranked chunks from it."""
+        graph_input = {"input": question, "history": history or [],
+                       "retrieval_config": self.settings.retrieval.as_dict()}
+        try:
+            return self.graph.invoke(graph_input, context=self.deps)
+        except Exception:
+            # A bug in a node must not reach the user as a stack trace: log it, answer politely.
+            log.exception("graph run failed")
+            return {"final_output": final_output({"errors": ["internal_error"]}, "failed", GENERIC_FAILURE)}
+
+    def ask(self, question: str, history: list[dict] | None = None) -> FinalOutput:
+        return self.run(question, history)["final_output"]
+
+    def warm_up(self) -> None:
+        """Load the model and the vocabulary before the first real question."""
+        self.embedder.encode_query("warm up")
+        if self.index.ready:
+            self.index.vocabulary()

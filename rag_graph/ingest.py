@@ -1,0 +1,315 @@
+"""Load markdown documents (with or without YAML front matter) and cut them into section chunks.
+
+A chunk never straddles two sections, knows its heading path and GitHub-style anchor, and has a
+stable id `source_id::section-slug::n`. What gets embedded and full-text indexed is a short
+contextual header (title › section path) followed by the section text. Internal front matter
+fields and sections marked `<!-- internal -->` never reach a chunk.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from fnmatch import fnmatch
+from pathlib import Path
+
+import yaml
+
+log = logging.getLogger(__name__)
+
+# Only these front matter fields are ever stored; everything else (owner_email, internal_notes,
+# any field a writer invents) is internal by default, so a new field cannot leak by accident.
+PUBLIC_FIELDS = ("source_id", "title", "url", "effective_date", "status", "superseded_by", "authority")
+INTERNAL_MARK = "<!-- internal -->"
+MAX_CHUNK_CHARS = 700
+# README.md / SOURCE.md describe a folder of documents rather than being one of them.
+DEFAULT_EXCLUDE = ("README.md", "SOURCE.md")
+HEADER_SEP = " › "
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_MD_LINK = re.compile(r"!?\[([^\]]*)\]\(([^)\s]*)[^)]*\)")
+
+
+@dataclass
+class Document:
+    source_id: str
+    title: str
+    path: str  # relative to the corpus root, with forward slashes
+    body: str
+    url: str = ""
+    effective_date: str = ""
+    status: str = "current"
+    superseded_by: str = ""
+    authority: int = 1
+    links: list[str] = field(default_factory=list)  # relative paths of linked corpus documents
+
+
+@dataclass
+class Chunk:
+    chunk_id: str
+    source_id: str
+    title: str
+    section: str  # heading path below the title, joined with " › "
+    anchor: str
+    url: str
+    chunk_index: int
+    body: str  # the section text of this chunk
+    text: str  # contextual header + body: what is embedded, indexed and ranked
+    status: str
+    effective_date: str
+    authority: int
+    superseded_by: str
+    links: list[str]
+    path: str
+    content_hash: str = ""
+
+    def row(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Corpus:
+    documents: list[Document]
+    chunks: list[Chunk]
+    skipped: list[str]  # human-readable warnings, one per file that was left out
+
+
+class FrontMatterError(ValueError):
+    pass
+
+
+def load_corpus(root: Path | str, exclude: tuple[str, ...] = DEFAULT_EXCLUDE) -> Corpus:
+    """Every `*.md` below root, in a stable order, but for files matching an `exclude` pattern.
+    A bad file is skipped with a warning naming it; the rest is still loaded."""
+    root = Path(root)
+    if not root.is_dir():
+        raise FileNotFoundError(f"corpus folder not found: {root}")
+    documents, skipped = [], []
+    for path in sorted(root.rglob("*.md")):
+        relative = path.relative_to(root).as_posix()
+        if any(fnmatch(relative, pattern) or fnmatch(path.name, pattern) for pattern in exclude):
+            continue
+        try:
+            documents.append(parse_document(path.read_text(encoding="utf-8"), relative))
+        except (FrontMatterError, UnicodeDecodeError) as error:
+            message = f"skipped {relative}: {error}"
+            log.warning(message)
+            skipped.append(message)
+    _resolve_references(documents)
+    chunks = [chunk for document in documents for chunk in chunk_document(document)]
+    return Corpus(documents=documents, chunks=chunks, skipped=skipped)
+
+
+def parse_document(raw: str, relative_path: str) -> Document:
+    meta, body = split_front_matter(raw)
+    body = _HTML_COMMENT.sub(lambda m: m.group(0) if m.group(0) == INTERNAL_MARK else "", body)
+    first_heading = next((m.group(2) for m in map(_HEADING.match, body.splitlines()) if m), None)
+    default_id = re.sub(r"\.md$", "", relative_path)
+    title = str(meta.get("title") or (first_heading and plain_text(first_heading)) or default_id)
+    try:
+        authority = int(meta.get("authority", 1))
+    except (TypeError, ValueError):
+        raise FrontMatterError(f"authority must be a whole number, got {meta.get('authority')!r}")
+    return Document(
+        source_id=str(meta.get("source_id") or default_id),
+        title=title,
+        path=relative_path,
+        body=body,
+        url=str(meta.get("url") or meta.get("source_url") or ""),
+        effective_date=_date_text(meta.get("effective_date")),
+        status=str(meta.get("status") or "current").lower(),
+        superseded_by=str(meta.get("superseded_by") or ""),
+        authority=authority,
+        links=[target for _, target in _MD_LINK.findall(body) if target.split("#")[0].endswith(".md")],
+    )
+
+
+def split_front_matter(raw: str) -> tuple[dict, str]:
+    """(public front matter fields, body). No front matter is fine; a broken one is an error."""
+    raw = raw.lstrip("\ufeff")
+    if not raw.startswith("---"):
+        return {}, raw
+    match = re.match(r"^---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|$)", raw, re.S)
+    if not match:
+        raise FrontMatterError("front matter starts with '---' but is never closed")
+    try:
+        meta = yaml.safe_load(match.group(1)) or {}
+    except yaml.YAMLError as error:
+        where = getattr(error, "problem_mark", None)
+        line = f" (line {where.line + 2})" if where else ""
+        raise FrontMatterError(f"front matter is not valid YAML{line}") from None
+    if not isinstance(meta, dict):
+        raise FrontMatterError("front matter must be a set of `key: value` fields")
+    return {key: meta[key] for key in PUBLIC_FIELDS if key in meta}, raw[match.end():]
+
+
+def _date_text(value) -> str:
+    if isinstance(value, (date, datetime)):
+        return value.isoformat()[:10]
+    return str(value or "")
+
+
+def _resolve_references(documents: list[Document]) -> None:
+    """Turn `superseded_by` and link targets written as paths into source ids."""
+    by_key: dict[str, str] = {}
+    for document in documents:
+        stem = re.sub(r"\.md$", "", document.path)
+        for key in (document.source_id, document.path, stem, stem.rsplit("/", 1)[-1]):
+            by_key.setdefault(key, document.source_id)
+    for document in documents:
+        if document.superseded_by:
+            target = document.superseded_by.strip()
+            document.superseded_by = by_key.get(target, by_key.get(re.sub(r"\.md$", "", target), target))
+        resolved = []
+        for link in document.links:
+            target = re.sub(r"\.md$", "", link.split("#")[0].lstrip("./").rsplit("/", 1)[-1])
+            if target in by_key and by_key[target] != document.source_id:
+                resolved.append(by_key[target])
+        document.links = sorted(set(resolved))
+
+
+def plain_text(markdown: str) -> str:
+    """Heading or sentence text without markdown decoration."""
+    text = _MD_LINK.sub(r"\1", markdown)
+    text = re.sub(r"[*_`~]+", "", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def slugify(heading: str) -> str:
+    """GitHub's anchor rule: lower-case, drop punctuation, spaces become hyphens."""
+    text = plain_text(heading).lower()
+    text = "".join(ch for ch in text if ch in " -_" or unicodedata.category(ch)[0] in "LNM")
+    return text.replace(" ", "-")
+
+
+@dataclass
+class _Section:
+    path: list[str]
+    anchor: str
+    lines: list[str]
+
+
+def _sections(document: Document) -> list[_Section]:
+    sections = [_Section([], "", [])]
+    stack: list[tuple[int, str]] = []
+    seen_anchors: dict[str, int] = {}
+    internal_level = 0  # > 0 while inside a section marked internal
+    in_fence = False
+    for line in document.body.splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        heading = None if in_fence else _HEADING.match(line)
+        if heading is None:
+            if not internal_level:
+                sections[-1].lines.append(line)
+            continue
+        level, raw_title = len(heading.group(1)), heading.group(2)
+        if internal_level and level > internal_level:
+            continue
+        internal_level = level if INTERNAL_MARK in raw_title else 0
+        if internal_level:
+            continue
+        title = plain_text(raw_title)
+        slug = slugify(title) or "section"
+        count = seen_anchors.get(slug, 0)
+        seen_anchors[slug] = count + 1
+        anchor = slug if count == 0 else f"{slug}-{count}"
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, title))
+        sections.append(_Section([t for _, t in stack], anchor, []))
+    return sections
+
+
+def _paragraphs(lines: list[str]) -> list[str]:
+    """Blank-line separated blocks; a fenced code block stays whole."""
+    blocks, current, in_fence = [], [], False
+    for line in lines:
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        if not line.strip() and not in_fence:
+            if current:
+                blocks.append("\n".join(current).strip())
+                current = []
+            continue
+        current.append(line)
+    if current:
+        blocks.append("\n".join(current).strip())
+    return [block for block in blocks if block]
+
+
+def _split_long(block: str, limit: int) -> list[str]:
+    """A paragraph longer than the limit is cut between sentences (or lines, for lists)."""
+    if len(block) <= limit:
+        return [block]
+    pieces = re.split(r"(?<=[.!?])\s+|\n", block)
+    out, current = [], ""
+    for piece in pieces:
+        if current and len(current) + len(piece) + 1 > limit:
+            out.append(current)
+            current = piece
+        else:
+            current = f"{current} {piece}".strip() if current else piece
+    if current:
+        out.append(current)
+    return out
+
+
+def _windows(paragraphs: list[str], limit: int) -> list[str]:
+    """Pack paragraphs into chunks up to `limit`; each new chunk repeats the previous paragraph
+    when it is short, so a sentence that leans on its predecessor keeps its context."""
+    blocks = [piece for paragraph in paragraphs for piece in _split_long(paragraph, limit)]
+    chunks: list[list[str]] = []
+    for block in blocks:
+        if chunks and sum(len(b) + 2 for b in chunks[-1]) + len(block) <= limit:
+            chunks[-1].append(block)
+            continue
+        overlap = [chunks[-1][-1]] if chunks and len(chunks[-1][-1]) <= limit // 3 else []
+        chunks.append(overlap + [block])
+    return ["\n\n".join(chunk) for chunk in chunks]
+
+
+def chunk_document(document: Document, limit: int = MAX_CHUNK_CHARS) -> list[Chunk]:
+    chunks = []
+    for section in _sections(document):
+        # The heading path repeats the document title as its first entry when the file starts
+        # with `# Title`; the citation shows "Title › Section", so drop the duplicate.
+        path = section.path
+        if path and document.title.lower().startswith(path[0].lower()):
+            path = path[1:]
+        section_name = HEADER_SEP.join(path)
+        header = HEADER_SEP.join([document.title, *path])
+        slug = section.anchor or "intro"
+        for n, body in enumerate(_windows(_paragraphs(section.lines), limit)):
+            text = f"{header}\n\n{body}"
+            chunk = Chunk(
+                chunk_id=f"{document.source_id}::{slug}::{n}",
+                source_id=document.source_id,
+                title=document.title,
+                section=section_name,
+                anchor=section.anchor,
+                url=document.url,
+                chunk_index=n,
+                body=body,
+                text=text,
+                status=document.status,
+                effective_date=document.effective_date,
+                authority=document.authority,
+                superseded_by=document.superseded_by,
+                links=document.links,
+                path=document.path,
+            )
+            chunk.content_hash = hashlib.sha256(repr(sorted(chunk.row().items())).encode()).hexdigest()
+            chunks.append(chunk)
+    return chunks
+
+
+def citation_url(url: str, anchor: str) -> str:
+    if not url:
+        return ""
+    return f"{url}#{anchor}" if anchor else url

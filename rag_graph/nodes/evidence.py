@@ -1,0 +1,90 @@
+"""How well a chunk answers a query, in numbers that can be explained: cosine similarity from
+the embedding, and the share of the query's (rarity-weighted) terms the chunk contains.
+
+LanceDB's fused hybrid score is rank-based and min-max normalised per query, so it orders a
+result list but says nothing absolute; these two measures do."""
+from __future__ import annotations
+
+import re
+
+from ..text import idf, term_set, terms
+
+SIMILARITY_WEIGHT = 0.55
+
+
+def query_weights(query: str, vocabulary: tuple[dict[str, int], int]) -> dict[str, float]:
+    frequency, total = vocabulary
+    return {term: idf(frequency.get(term, 0), total) for term in dict.fromkeys(terms(query))}
+
+
+def relevance_scores(query: str, chunks: list[dict], vocabulary) -> list[dict]:
+    """Copies of the chunks with `coverage` and `relevance` added, best first."""
+    weights = query_weights(query, vocabulary)
+    total = sum(weights.values()) or 1.0
+    scored = []
+    for chunk in chunks:
+        have = term_set(chunk["text"])
+        coverage = sum(w for t, w in weights.items() if t in have) / total
+        similarity = float(chunk.get("similarity") or 0.0)
+        relevance = SIMILARITY_WEIGHT * similarity + (1 - SIMILARITY_WEIGHT) * coverage
+        scored.append({**chunk, "coverage": round(coverage, 4), "relevance": round(relevance, 4)})
+    return sorted(scored, key=lambda c: (-c["relevance"], -int(c.get("authority") or 0),
+                                         _descending(c.get("effective_date") or "")))
+
+
+def _descending(date: str) -> str:
+    return "".join(chr(0x10FFFF - ord(ch)) for ch in date)
+
+
+# Words that frame a question rather than name its subject: their absence from the evidence
+# says nothing ("what's the parking policy?" is answered by a section on parking).
+FRAME_WORDS = frozenset(terms(
+    "policy policies rule rules process procedure guideline guidelines option options detail details "
+    "information info include includes included cover covers covered offer offers allowed allow "
+    "eligible eligibility apply applies available company companies"))
+
+
+def uncovered_terms(query: str, chunks: list[dict], vocabulary, min_share: float = 0.2) -> list[str]:
+    """Query words that carry real weight yet occur in none of the chunks."""
+    weights = {t: w for t, w in query_weights(query, vocabulary).items() if t not in FRAME_WORDS}
+    total = sum(weights.values()) or 1.0
+    seen = set().union(*(term_set(c["text"]) for c in chunks)) if chunks else set()
+    stems = [t for t, w in weights.items() if t not in seen and w / total >= min_share]
+    originals = {}
+    for word in re.findall(r"[^\W_]+", query.lower()):
+        for t in stems:
+            if terms(word) == [t]:
+                originals.setdefault(t, word)
+    return [originals.get(t, t) for t in stems]
+
+
+FOREIGN_MARGIN = 0.01
+
+
+def foreign_terms(question: str, search_query: str, chunks: list[dict], vocabulary, embedder) -> list[str]:
+    """The subject the evidence is silent about ("contractors" in a question about contractors'
+    remote work): a weighty question word that no top chunk contains and whose removal brings
+    the query *closer* to the best chunk. A synonym the documents phrase differently ("PTO" for
+    paid time off) moves the query away when removed, so it does not count as missing."""
+    missing, best = [], chunks[0]
+    for word in uncovered_terms(question, chunks, vocabulary):
+        reduced = re.sub(rf"\b{re.escape(word)}\b", " ", search_query, flags=re.I)
+        vectors = embedder.encode([search_query, reduced, best["text"]])
+        if float(vectors[1] @ vectors[2]) - float(vectors[0] @ vectors[2]) > FOREIGN_MARGIN:
+            missing.append(word)
+    return missing
+
+
+_VALUE = re.compile(
+    r"(?:[$£€]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?(?:%|percent|days?|weeks?|months?|years?|hours?))",
+    re.I)
+
+
+def values(text: str) -> dict[str, str]:
+    """Amounts, percentages and durations (comparison key -> as written): what two sources on
+    the same rule disagree about."""
+    found = {}
+    for value in _VALUE.findall(text):
+        written = re.sub(r"\s+", " ", value)
+        found.setdefault(written.lower().rstrip("s"), written)
+    return found

@@ -1,0 +1,74 @@
+"""The three endings of the flow, and the one place `final_output` is shaped."""
+from __future__ import annotations
+
+import logging
+
+from langgraph.runtime import Runtime
+
+from ..context import Deps
+from ..redact import clean_for_user
+from ..state import FinalOutput, State
+from .quality import describe_gap
+
+log = logging.getLogger(__name__)
+
+FAILURE_MESSAGES = {
+    "index_unavailable": "The knowledge base isn't available right now (it may not have been indexed yet). "
+                         "Please try again later or tell an admin.",
+    "index_empty": "The knowledge base is empty right now, so I have nothing to answer from.",
+}
+GENERIC_FAILURE = "Something went wrong while I was looking this up. Please try again in a minute."
+
+
+def final_output(state: State, status: str, answer: str, citations=(), confidence: float = 0.0,
+                 knowledge_gap: str | None = None) -> FinalOutput:
+    urls = [c["url"] for c in citations]
+    return {
+        "status": status,
+        "answer": clean_for_user(answer, urls),
+        "citations": list(citations),
+        "confidence": round(confidence, 2),
+        "retrieval_attempts": state.get("retrieval_attempts", 0),
+        "retrieved_sources": list(dict.fromkeys(c["source_id"] for c in state.get("retrieved_chunks", []))),
+        "grounding_status": state.get("grounding_status", "not_checked"),
+        "knowledge_gap": clean_for_user(knowledge_gap, []) if knowledge_gap else None,
+        # Error codes only: details (stack traces, rows) stay in the log.
+        "errors": [error.split(":")[0] if not error.startswith("invalid_input") else error
+                   for error in state.get("errors", [])],
+    }
+
+
+def _conflict_note(state: State, cited: set[str]) -> str:
+    for record in state.get("contradictions", []):
+        if record["winner"]["chunk_id"] in cited:
+            loser, winner = record["loser"], record["winner"]
+            when = f", {loser['effective_date'][:4]}" if loser.get("effective_date") else ""
+            state_word = f"{loser['status']} " if loser.get("status") and loser["status"] != "current" else "older "
+            return (f"(Note: an {state_word}source, {loser['title']}{when}, said {loser['value']}; "
+                    f"{winner['title']} supersedes it.)")
+    return ""
+
+
+def finalize_answer(state: State, runtime: Runtime[Deps]) -> dict:
+    citations = state["citations"]
+    cited = {c["chunk_id"] for c in citations}
+    best = max((c for c in state["context"] if c["chunk_id"] in cited), key=lambda c: c.get("relevance", 0))
+    confidence = (0.5 * min(1.0, best.get("similarity", 0.0) / 0.7) + 0.3 * best.get("coverage", 0.0) + 0.2
+                  - (0.05 if state.get("contradictions") else 0.0))
+    answer = " ".join(part for part in (state["draft_answer"]["answer"], _conflict_note(state, cited)) if part)
+    output = final_output(state, "answered", answer, citations, max(0.0, min(confidence, 0.99)))
+    return {"confidence": output["confidence"], "final_output": output}
+
+
+def finalize_insufficient_context(state: State, runtime: Runtime[Deps]) -> dict:
+    gap = state.get("knowledge_gap") or describe_gap(state, [])
+    output = final_output(state, "insufficient_context",
+                          f"I don't know: I couldn't find this in the knowledge base. {gap}", knowledge_gap=gap)
+    return {"knowledge_gap": output["knowledge_gap"], "confidence": 0.0, "citations": [], "final_output": output}
+
+
+def finalize_failure(state: State, runtime: Runtime[Deps]) -> dict:
+    codes = [error.split(":")[0] for error in state.get("errors", [])]
+    message = next((FAILURE_MESSAGES[code] for code in codes if code in FAILURE_MESSAGES), GENERIC_FAILURE)
+    log.warning("question ended in failure: %s", codes)
+    return {"citations": [], "confidence": 0.0, "final_output": final_output(state, "failed", message)}

@@ -1,0 +1,39 @@
+"""Assembling the context the answer may use, and drafting the answer."""
+from __future__ import annotations
+
+import logging
+
+from langgraph.runtime import Runtime
+
+from ..context import Deps
+from ..generation import render_prompt
+from ..state import State
+from .retrieval import CONTEXT_SIZE
+
+log = logging.getLogger(__name__)
+
+
+def build_augmented_prompt(state: State, runtime: Runtime[Deps]) -> dict:
+    context = state["ranked_chunks"][:CONTEXT_SIZE]
+    have = {c["chunk_id"] for c in context}
+    context += [c for c in state.get("related_chunks", []) if c["chunk_id"] not in have]
+    sources = {c["source_id"]: {"title": c["title"], "url": c.get("url", ""), "status": c.get("status", ""),
+                                "effective_date": c.get("effective_date", ""), "authority": c.get("authority")}
+               for c in context}
+    return {
+        "context": context,
+        "chunks": [c["chunk_id"] for c in context],
+        "documents": list(sources),
+        "source_metadata": sources,
+        "augmented_prompt": render_prompt(state["normalized_query"], context),
+    }
+
+
+def generate_answer(state: State, runtime: Runtime[Deps]) -> dict:
+    # The question as the user asked it (plus a resolved follow-up's subject) steers sentence choice.
+    question = state["retrieval_query"] if state.get("history") else state["normalized_query"]
+    draft = runtime.context.generator.generate(question, state["context"], state["augmented_prompt"])
+    if not isinstance(draft, dict) or not isinstance(draft.get("sentences"), list):
+        log.warning("generator returned a malformed draft: %r", type(draft))
+        return {"draft_answer": {"answer": "", "sentences": []}, "errors": [*state["errors"], "generation_malformed"]}
+    return {"draft_answer": draft}

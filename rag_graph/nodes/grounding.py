@@ -1,0 +1,64 @@
+"""Every answer sentence must cite selected chunks, and those chunks must support it."""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+from langgraph.runtime import Runtime
+
+from ..context import Deps
+from ..ingest import citation_url
+from ..state import State
+from ..text import term_set
+
+log = logging.getLogger(__name__)
+
+LEXICAL_SUPPORT = 0.8  # share of a sentence's content words found in the cited chunks
+SEMANTIC_SUPPORT = 0.6  # cosine similarity that vouches for a paraphrase...
+PARAPHRASE_FLOOR = 0.5  # ...as long as half its words still come from the source
+
+
+def sentence_support(sentence: str, cited: list[dict], embedder) -> bool:
+    own = term_set(sentence)
+    if not own:
+        return False
+    source = set().union(*(term_set(c["text"]) for c in cited))
+    lexical = len(own & source) / len(own)
+    if lexical >= LEXICAL_SUPPORT:
+        return True
+    if lexical < PARAPHRASE_FLOOR:
+        return False
+    vectors = embedder.encode([sentence, *[c["body"] for c in cited]])
+    return float(np.max(vectors[1:] @ vectors[0])) >= SEMANTIC_SUPPORT
+
+
+def validate_grounding(state: State, runtime: Runtime[Deps]) -> dict:
+    if state["errors"]:
+        return {"grounding_status": "not_checked"}
+    selected = {c["chunk_id"]: c for c in state["context"]}
+    draft = state["draft_answer"]
+    supported, fabricated = [], []
+    for sentence in draft.get("sentences", []):
+        ids = sentence.get("chunk_ids") or []
+        unknown = [chunk_id for chunk_id in ids if chunk_id not in selected]
+        if unknown:
+            fabricated += unknown
+            continue
+        if ids and sentence_support(sentence["text"], [selected[i] for i in ids], runtime.context.embedder):
+            supported.append(sentence)
+    if fabricated:
+        log.warning("draft cited chunks that were not selected: %s", fabricated)
+    total = len(draft.get("sentences", []))
+    if total and len(supported) == total and not fabricated:
+        status = "grounded"
+    elif supported:
+        status = "partially_supported"
+    else:
+        status = "unsupported"
+    citations = []
+    for chunk_id in dict.fromkeys(i for s in supported for i in s["chunk_ids"]):
+        chunk = selected[chunk_id]
+        citations.append({"source_id": chunk["source_id"], "title": chunk["title"],
+                          "section": chunk.get("section", ""), "chunk_id": chunk_id,
+                          "url": citation_url(chunk.get("url", ""), chunk.get("anchor", ""))})
+    return {"grounding_status": status, "citations": citations if status == "grounded" else []}

@@ -1,0 +1,121 @@
+"""Ranking the candidates, resolving conflicts between sources, and judging the evidence."""
+from __future__ import annotations
+
+from langgraph.runtime import Runtime
+
+from ..context import Deps
+from ..state import State
+from ..text import sentences, term_set, weighted_coverage
+from .evidence import foreign_terms, query_weights, relevance_scores, uncovered_terms, values
+
+MIN_COVERAGE = 0.5  # a chunk below the similarity threshold survives if it holds half the query
+STRONG_SIMILARITY = 0.5  # a match this close needs no lexical confirmation
+STRONG_COVERAGE = 0.6
+SAME_TOPIC = 0.4  # term overlap of two sentences that state the same rule
+
+
+def is_outdated(chunk: dict) -> bool:
+    return chunk.get("status", "current") != "current" or bool(chunk.get("superseded_by"))
+
+
+def _precedence(chunk: dict) -> tuple:
+    """Which of two disagreeing sources wins: current over archived, then authority, then recency."""
+    return (not is_outdated(chunk), int(chunk.get("authority") or 0), chunk.get("effective_date") or "")
+
+
+def _reason(winner: dict, loser: dict) -> str:
+    if is_outdated(loser) and not is_outdated(winner):
+        return f"{winner['title']} is current; {loser['title']} is {loser.get('status') or 'superseded'}"
+    if int(winner.get("authority") or 0) != int(loser.get("authority") or 0):
+        return f"{winner['title']} has higher authority"
+    return f"{winner['title']} is newer ({winner.get('effective_date')} vs {loser.get('effective_date')})"
+
+
+def _key_sentence(chunk: dict, weights: dict[str, float]) -> str:
+    candidates = sentences(chunk["body"]) or [chunk["body"]]
+    return max(candidates, key=lambda s: weighted_coverage(weights, term_set(s)))
+
+
+def find_contradictions(query: str, chunks: list[dict], vocabulary) -> list[dict]:
+    """Pairs of sources that state the same rule with different values. Each record names
+    both chunks and values, the winner and why."""
+    weights = query_weights(query, vocabulary)
+    relevant = [c for c in chunks if c["coverage"] >= MIN_COVERAGE][:8]
+    found, seen = [], set()
+    for i, first in enumerate(relevant):
+        for second in relevant[i + 1:]:
+            if first["source_id"] == second["source_id"]:
+                continue
+            a, b = _key_sentence(first, weights), _key_sentence(second, weights)
+            va, vb = values(a), values(b)
+            if not va or not vb or va.keys() == vb.keys():
+                continue
+            ta = {t for t in term_set(a) if not t[0].isdigit()}
+            tb = {t for t in term_set(b) if not t[0].isdigit()}
+            if not ta or not tb or len(ta & tb) / len(ta | tb) < SAME_TOPIC:
+                continue
+            winner, loser = sorted([(first, a, va), (second, b, vb)],
+                                   key=lambda item: _precedence(item[0]), reverse=True)
+            if _precedence(winner[0]) == _precedence(loser[0]) or loser[0]["chunk_id"] in seen:
+                continue  # equal standing: nothing principled to choose by, keep both
+            seen.add(loser[0]["chunk_id"])
+            found.append({
+                "topic": winner[0].get("section") or winner[0]["title"],
+                "winner": {"chunk_id": winner[0]["chunk_id"], "title": winner[0]["title"],
+                           "value": ", ".join(winner[2].values()), "effective_date": winner[0].get("effective_date", "")},
+                "loser": {"chunk_id": loser[0]["chunk_id"], "title": loser[0]["title"],
+                          "value": ", ".join(loser[2].values()), "effective_date": loser[0].get("effective_date", ""),
+                          "status": loser[0].get("status", "")},
+                "reason": _reason(winner[0], loser[0]),
+            })
+    return found
+
+
+def rank_and_filter_context(state: State, runtime: Runtime[Deps]) -> dict:
+    config = state["retrieval_config"]
+    vocabulary = runtime.context.retriever.vocabulary()
+    scored = relevance_scores(state["retrieval_query"], state["retrieved_chunks"], vocabulary)
+    kept = [c for c in scored
+            if c["similarity"] >= config["score_threshold"] or c["coverage"] >= MIN_COVERAGE]
+    contradictions = find_contradictions(state["retrieval_query"], kept, vocabulary)
+    losers = {record["loser"]["chunk_id"] for record in contradictions}
+    ranked = [c for c in kept if not is_outdated(c) and c["chunk_id"] not in losers][: config["top_k"]]
+    return {"ranked_chunks": ranked, "contradictions": contradictions}
+
+
+def assess_context_quality(state: State, runtime: Runtime[Deps]) -> dict:
+    """sufficient / contradictory / weak / missing, from the best chunk's similarity and term
+    coverage and from question words the evidence is silent about. A weak or missing verdict
+    comes with the knowledge gap it found."""
+    ranked = state["ranked_chunks"]
+    vocabulary = runtime.context.retriever.vocabulary()
+    if not ranked:
+        return {"context_quality": "missing", "knowledge_gap": describe_gap(state, [])}
+    best = ranked[0]
+    if best["similarity"] < STRONG_SIMILARITY and best["coverage"] < STRONG_COVERAGE:
+        missing = uncovered_terms(state["normalized_query"], ranked[:3], vocabulary)
+        return {"context_quality": "weak", "knowledge_gap": describe_gap(state, missing)}
+    missing = foreign_terms(state["normalized_query"], state["retrieval_query"], ranked[:3],
+                            vocabulary, runtime.context.embedder)
+    if missing:
+        return {"context_quality": "weak", "knowledge_gap": describe_gap(state, missing)}
+    quality = "contradictory" if state.get("contradictions") else "sufficient"
+    return {"context_quality": quality, "knowledge_gap": None}
+
+
+def describe_gap(state: State, missing: list[str]) -> str:
+    """What was missing, in a sentence a person understands."""
+    near = [c for c in state.get("retrieved_chunks", []) if c.get("similarity", 0) >= 0.3]
+    current = [c for c in near if not is_outdated(c)]
+    nearest = current[0] if current else None
+    topic = (nearest.get("section") or nearest["title"]) if nearest else ""
+    if missing:
+        subject = ", ".join(f"“{term}”" for term in missing)
+        where = f" in connection with {topic}" if topic else ""
+        return f"Nothing in the knowledge base covers {subject}{where}."
+    if near and not current:
+        return f"Only an outdated document ({near[0]['title']}) mentions this; no current document covers it."
+    if nearest:
+        place = nearest["title"] + (f" › {topic}" if topic != nearest["title"] else "")
+        return f"The closest document ({place}) does not answer this question."
+    return "Nothing in the knowledge base is about this question."

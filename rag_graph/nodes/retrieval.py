@@ -1,0 +1,58 @@
+"""Reading the prepared index: metadata, candidate search, and related-context expansion."""
+from __future__ import annotations
+
+import logging
+
+from langgraph.runtime import Runtime
+
+from ..context import Deps
+from ..state import State
+from .evidence import relevance_scores
+
+log = logging.getLogger(__name__)
+
+REQUIRED_FIELDS = ("chunk_id", "source_id", "title", "text", "body")
+CONTEXT_SIZE = 5  # chunks the answer may draw on; more dilutes the extractive pick
+
+
+def prepare_corpus_index(state: State, runtime: Runtime[Deps]) -> dict:
+    """Open the already built index (a question never triggers embedding of the corpus)."""
+    try:
+        metadata = runtime.context.retriever.metadata()
+    except Exception as error:  # the index is missing or unreadable
+        log.warning("index unavailable: %s", error)
+        return {"errors": [*state.get("errors", []), "index_unavailable"]}
+    if not metadata.get("chunks"):
+        return {"index_metadata": metadata, "errors": [*state.get("errors", []), "index_empty"]}
+    return {"index_metadata": metadata, "corpus_name": str(metadata.get("uri", ""))}
+
+
+def retrieve_candidates(state: State, runtime: Runtime[Deps]) -> dict:
+    config = state["retrieval_config"]
+    attempts = state.get("retrieval_attempts", 0) + 1
+    try:
+        rows = runtime.context.retriever.search(
+            state["retrieval_query"], mode=state["retrieval_strategy"], top_k=config["top_k"] * 2)
+    except Exception:
+        log.exception("retriever failed for attempt %d", attempts)
+        return {"retrieval_attempts": attempts, "errors": [*state.get("errors", []), "retrieval_failed"]}
+    good = [row for row in rows if isinstance(row, dict) and all(
+        isinstance(row.get(name), str) and row.get(name) for name in REQUIRED_FIELDS)]
+    if len(good) < len(rows):
+        log.warning("dropped %d malformed retriever rows", len(rows) - len(good))
+    return {"retrieval_attempts": attempts, "retrieved_chunks": good}
+
+
+def expand_related_context(state: State, runtime: Runtime[Deps]) -> dict:
+    """Evidence spread over several chunks: pull the rest of their sections and the documents
+    they link to, keeping only what speaks to the question."""
+    ranked = state["ranked_chunks"]
+    try:
+        related = runtime.context.retriever.related(ranked[:3])
+    except Exception:
+        log.exception("related-context lookup failed; answering from the ranked chunks")
+        related = []
+    vocabulary = runtime.context.retriever.vocabulary()
+    scored = relevance_scores(state["retrieval_query"], related, vocabulary)
+    useful = [chunk for chunk in scored if chunk["coverage"] >= 0.34 and chunk.get("status") == "current"]
+    return {"related_chunks": useful}

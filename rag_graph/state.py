@@ -1,0 +1,64 @@
+"""The graph state (field names are part of the contract in SPEC.md) and the final_output shape."""
+from __future__ import annotations
+
+from typing import Literal, TypedDict
+
+Status = Literal["answered", "insufficient_context", "failed"]
+Quality = Literal["sufficient", "weak", "contradictory", "missing"]
+Grounding = Literal["grounded", "unsupported", "partially_supported", "not_checked"]
+
+
+class Turn(TypedDict):
+    role: Literal["user", "assistant"]
+    content: str
+
+
+class Citation(TypedDict):
+    source_id: str
+    title: str
+    section: str
+    chunk_id: str
+    url: str  # document url with the section anchor, "" when the document has no url
+
+
+class FinalOutput(TypedDict):
+    status: Status
+    answer: str
+    citations: list[Citation]
+    confidence: float
+    retrieval_attempts: int
+    retrieved_sources: list[str]
+    grounding_status: Grounding
+    knowledge_gap: str | None
+    errors: list[str]
+
+
+class State(TypedDict, total=False):
+    input: str
+    normalized_query: str
+    retrieval_query: str
+    query_rewrites: list[str]
+    history: list[Turn]
+    corpus_name: str
+    # The corpus itself lives in the index; per question the state only names what was used.
+    documents: list[str]  # source ids behind the selected context
+    chunks: list[str]  # chunk ids of the selected context
+    index_metadata: dict
+    retrieval_strategy: Literal["semantic", "keyword", "hybrid"]
+    retrieval_config: dict
+    retrieval_attempts: int
+    retrieved_chunks: list[dict]
+    ranked_chunks: list[dict]
+    related_chunks: list[dict]
+    context: list[dict]  # the chunks the answer may cite, best first
+    source_metadata: dict[str, dict]  # source_id -> public metadata
+    context_quality: Quality
+    contradictions: list[dict]
+    knowledge_gap: str | None
+    augmented_prompt: str
+    draft_answer: dict  # {"answer": str, "sentences": [{"text": str, "chunk_ids": [str]}]}
+    citations: list[Citation]
+    grounding_status: Grounding
+    confidence: float
+    errors: list[str]
+    final_output: FinalOutput

@@ -1,0 +1,73 @@
+"""Small lexical helpers shared by ranking, answer composition and grounding checks."""
+from __future__ import annotations
+
+import math
+import re
+
+STOPWORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being below
+between both but by can could did do does doing down during each few for from further get gets got
+had has have having he her here hers herself him himself his how i if in into is it its itself just
+let me more most my myself no nor not of off on once only or other our ours ourselves out over own
+same she should so some such than that the their theirs them themselves then there these they this
+those through to too under until up very was we were what when where which while who whom why will
+with would you your yours yourself yourselves also may might must shall us ok okay please thanks
+there's what's it's i'm i've i'd we're they're don't doesn't isn't aren't can't won't
+tell know say said does anyone someone something anything need want like much many
+""".split())
+
+_WORD = re.compile(r"[^\W_]+(?:[.,'’][^\W_]+)*", re.U)
+_ITEM = re.compile(r"\s*([-*+]|\d+[.)]|\|)\s")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"”’)]*\s+(?=[\"“(]?[A-Z0-9$£€])")
+
+
+def words(text: str) -> list[str]:
+    return [w.lower().replace("’", "'") for w in _WORD.findall(text)]
+
+
+def stem(word: str) -> str:
+    """A deliberately crude suffix stripper: enough to match 'vacations'/'vacation', 'paid'/'pays'."""
+    for suffix in ("ations", "ation", "ments", "ment", "ingly", "ings", "ing", "edly", "ies", "ied",
+                   "ers", "er", "ed", "es", "s", "ly"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def terms(text: str) -> list[str]:
+    """Content-word stems in order, without stopwords; numbers are kept whole."""
+    return [stem(w) if not w[0].isdigit() else w for w in words(text) if w not in STOPWORDS]
+
+
+def term_set(text: str) -> set[str]:
+    return set(terms(text))
+
+
+def weighted_coverage(query_terms: dict[str, float], text_terms: set[str]) -> float:
+    """Share of the query's term weight that the text contains."""
+    total = sum(query_terms.values())
+    if not total:
+        return 0.0
+    return sum(w for t, w in query_terms.items() if t in text_terms) / total
+
+
+def idf(document_frequency: int, documents: int) -> float:
+    return math.log(1 + (documents + 1) / (document_frequency + 0.5))
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of a markdown body; list items and table rows count as sentences of their own."""
+    out = []
+    for block in re.split(r"\n\s*\n", text):
+        lines = block.splitlines()
+        if any(_ITEM.match(line) or line.count(" | ") >= 2 for line in lines):
+            items: list[str] = []
+            for line in lines:
+                if items and not _ITEM.match(line) and line.count(" | ") < 2:
+                    items[-1] += " " + line.strip()  # a list item wrapped onto the next line
+                else:
+                    items.append(line.strip())
+            out.extend(items)
+            continue
+        out.extend(part.strip() for part in _SENTENCE_END.split(" ".join(l.strip() for l in lines)))
+    return [s for s in out if len(words(s)) >= 3 and not re.fullmatch(r"[|\s:-]+", s)]
