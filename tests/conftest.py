@@ -1,0 +1,44 @@
+"""Shared fixtures: the real embedding model and a real LanceDB index of the bundled corpus,
+built once per test session in a temporary folder."""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+sys.path.insert(0, str(Path(__file__).parent))  # test helpers such as fake_slack
+
+from rag_graph.config import Settings  # noqa: E402
+from rag_graph.embeddings import Embedder  # noqa: E402
+from rag_graph.engine import Engine  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+BUNDLED_CORPUS = ROOT / "corpus"
+HANDBOOK_CORPUS = ROOT.parent / "shared" / "corpora" / "37signals-handbook"
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    return Embedder()
+
+
+@pytest.fixture(scope="session")
+def engine(tmp_path_factory) -> Engine:
+    """The bundled corpus, indexed once; tests must not modify it (copy the corpus instead)."""
+    engine = Engine(Settings(corpus=BUNDLED_CORPUS, db=str(tmp_path_factory.mktemp("db") / "lancedb")))
+    engine.refresh()
+    engine.warm_up()
+    return engine
+
+
+@pytest.fixture
+def corpus_copy(tmp_path) -> Path:
+    """A private, writable copy of the bundled corpus."""
+    target = tmp_path / "corpus"
+    shutil.copytree(BUNDLED_CORPUS, target)
+    return target
