@@ -97,10 +97,17 @@ class Index:
 
     # ---- reading -------------------------------------------------------------------------
 
+    def _open_table(self):
+        """The chunk table, or None before the first build."""
+        try:
+            return self._db.open_table(TABLE)
+        except ValueError:
+            return None
+
     def _open_serving(self) -> None:
-        if TABLE not in self._db.table_names():
+        table = self._open_table()
+        if table is None:
             return
-        table = self._db.open_table(TABLE)
         tags = table.tags.list()
         if SERVING_TAG in tags:
             table.checkout(tags[SERVING_TAG]["version"])
@@ -222,7 +229,7 @@ class Index:
         if len(wanted) != len(corpus.chunks):
             raise RefreshError("two documents share a source_id; give each document its own source_id")
 
-        table = self._db.open_table(TABLE) if TABLE in self._db.table_names() else None
+        table = self._open_table()
         existing = {}
         if table is not None:
             existing = dict(zip(_column(table, "chunk_id"), _column(table, "content_hash")))

@@ -107,7 +107,7 @@ def load_corpus(root: Path | str, exclude: tuple[str, ...] = DEFAULT_EXCLUDE) ->
 
 def parse_document(raw: str, relative_path: str) -> Document:
     meta, body = split_front_matter(raw)
-    body = _HTML_COMMENT.sub(lambda m: m.group(0) if m.group(0) == INTERNAL_MARK else "", body)
+    body = _HTML_COMMENT.sub("", drop_internal_sections(body))
     first_heading = next((m.group(2) for m in map(_HEADING.match, body.splitlines()) if m), None)
     default_id = re.sub(r"\.md$", "", relative_path)
     title = str(meta.get("title") or (first_heading and plain_text(first_heading)) or default_id)
@@ -127,6 +127,23 @@ def parse_document(raw: str, relative_path: str) -> Document:
         authority=authority,
         links=[target for _, target in _MD_LINK.findall(body) if target.split("#")[0].endswith(".md")],
     )
+
+
+def drop_internal_sections(body: str) -> str:
+    """Remove every section whose heading carries the internal mark, with its subsections."""
+    kept, internal_level, in_fence = [], 0, False
+    for line in body.splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        heading = None if in_fence else _HEADING.match(line)
+        if heading:
+            level = len(heading.group(1))
+            if internal_level and level > internal_level:
+                continue
+            internal_level = level if INTERNAL_MARK in heading.group(2) else 0
+        if not internal_level:
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def split_front_matter(raw: str) -> tuple[dict, str]:
@@ -198,23 +215,15 @@ def _sections(document: Document) -> list[_Section]:
     sections = [_Section([], "", [])]
     stack: list[tuple[int, str]] = []
     seen_anchors: dict[str, int] = {}
-    internal_level = 0  # > 0 while inside a section marked internal
     in_fence = False
     for line in document.body.splitlines():
         if _FENCE.match(line):
             in_fence = not in_fence
         heading = None if in_fence else _HEADING.match(line)
         if heading is None:
-            if not internal_level:
-                sections[-1].lines.append(line)
+            sections[-1].lines.append(line)
             continue
-        level, raw_title = len(heading.group(1)), heading.group(2)
-        if internal_level and level > internal_level:
-            continue
-        internal_level = level if INTERNAL_MARK in raw_title else 0
-        if internal_level:
-            continue
-        title = plain_text(raw_title)
+        level, title = len(heading.group(1)), plain_text(heading.group(2))
         slug = slugify(title) or "section"
         count = seen_anchors.get(slug, 0)
         seen_anchors[slug] = count + 1

@@ -1,0 +1,395 @@
+"""`citebot eval`: retrieval and answer quality of the whole graph on a JSONL question set.
+
+Every question goes through `Engine.run(question, history)`, the path a Slack thread takes, and
+is scored on the chunks the graph ranked (the exact text that was embedded and ranked) and on
+its `final_output`. The metric functions below are pure; `main` only runs and prints.
+
+Keywords match case-insensitively as substrings. Per question:
+- reciprocal rank: per keyword 1 / rank of the first top-k chunk containing it (0 if none),
+  averaged over the keywords; MRR is its mean over questions;
+- nDCG@k with binary relevance (a chunk is relevant when it contains any keyword); the ideal
+  ordering is the same top-k list with its relevant chunks first, so it measures order;
+- keyword coverage@k: share of keywords found somewhere in the top-k chunks;
+- answer keyword recall: share of keywords found in the answer text.
+Retrieval metrics and answer recall use the answerable questions that have keywords.
+
+`--baseline` adds the pipeline a tutorial builds (fixed 500-character windows with 200 overlap,
+dense-only top-k, same embedding model, own LanceDB table in a temp folder), scored on the
+retrieval metrics. It sees the question alone: a tutorial has no notion of thread history.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import tempfile
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from .config import Settings
+
+RETRIEVAL_METRICS = ("mrr", "ndcg", "keyword_coverage", "avg_chunk_chars")
+BASELINE_CHUNK_CHARS = 500
+BASELINE_OVERLAP = 200
+
+
+class TestsFileError(ValueError):
+    """The question set cannot be used; the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class Case:
+    question: str
+    keywords: list[str]
+    category: str
+    history: list[dict] = field(default_factory=list)
+    answerable: bool = True
+    reference_answer: str | None = None
+
+
+# ---- the question set ---------------------------------------------------------------------
+
+def parse_case(line: str, where: str) -> Case:
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise TestsFileError(f"{where}: not valid JSON ({error.msg})") from None
+    if not isinstance(row, dict):
+        raise TestsFileError(f"{where}: expected a JSON object, got {type(row).__name__}")
+    missing = [name for name in ("question", "keywords", "category") if name not in row]
+    if missing:
+        raise TestsFileError(f"{where}: missing field(s) {', '.join(missing)}")
+    if not isinstance(row["question"], str) or not row["question"].strip():
+        raise TestsFileError(f"{where}: 'question' must be a non-empty string")
+    if not isinstance(row["keywords"], list) or not all(isinstance(k, str) and k.strip() for k in row["keywords"]):
+        raise TestsFileError(f"{where}: 'keywords' must be a list of non-empty strings")
+    if not isinstance(row["category"], str) or not row["category"].strip():
+        raise TestsFileError(f"{where}: 'category' must be a non-empty string")
+    answerable = row.get("answerable", True)
+    if not isinstance(answerable, bool):
+        raise TestsFileError(f"{where}: 'answerable' must be true or false")
+    history = row.get("history", [])
+    if not isinstance(history, list) or not all(
+            isinstance(turn, dict) and turn.get("role") in ("user", "assistant") and isinstance(turn.get("content"), str)
+            for turn in history):
+        raise TestsFileError(f"{where}: 'history' must be a list of {{role: user|assistant, content: str}} turns")
+    if answerable and not row["keywords"]:
+        raise TestsFileError(f"{where}: an answerable question needs at least one keyword")
+    reference = row.get("reference_answer")
+    if reference is not None and not isinstance(reference, str):
+        raise TestsFileError(f"{where}: 'reference_answer' must be a string")
+    return Case(question=row["question"], keywords=row["keywords"], category=row["category"],
+                history=history, answerable=answerable, reference_answer=reference)
+
+
+def load_cases(path: str | Path) -> list[Case]:
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        raise TestsFileError(f"cannot read tests file {path}: {error.strerror}") from None
+    cases = [parse_case(line, f"{path}:{number}") for number, line in enumerate(lines, 1) if line.strip()]
+    if not cases:
+        raise TestsFileError(f"{path}: no questions")
+    return cases
+
+
+# ---- metrics (pure) -----------------------------------------------------------------------
+
+def contains(text: str, keyword: str) -> bool:
+    return keyword.casefold() in text.casefold()
+
+
+def reciprocal_rank(texts: list[str], keywords: list[str]) -> float:
+    """Mean over keywords of 1 / (1-based rank of the first text containing it), 0 when absent."""
+    if not keywords:
+        raise ValueError("reciprocal rank needs keywords")
+    total = 0.0
+    for keyword in keywords:
+        rank = next((i for i, text in enumerate(texts, 1) if contains(text, keyword)), None)
+        total += 1.0 / rank if rank else 0.0
+    return total / len(keywords)
+
+
+def ndcg(texts: list[str], keywords: list[str], k: int) -> float:
+    """Binary-relevance nDCG@k; the ideal is the same top-k with its relevant chunks first."""
+    relevance = [any(contains(text, keyword) for keyword in keywords) for text in texts[:k]]
+    dcg = sum(1.0 / math.log2(rank + 1) for rank, relevant in enumerate(relevance, 1) if relevant)
+    ideal = sum(1.0 / math.log2(rank + 1) for rank in range(1, sum(relevance) + 1))
+    return dcg / ideal if ideal else 0.0
+
+
+def keyword_coverage(texts: list[str], keywords: list[str]) -> float:
+    if not keywords:
+        raise ValueError("coverage needs keywords")
+    return sum(any(contains(text, keyword) for text in texts) for keyword in keywords) / len(keywords)
+
+
+def answer_recall(answer: str, keywords: list[str]) -> float:
+    if not keywords:
+        raise ValueError("answer recall needs keywords")
+    return sum(contains(answer, keyword) for keyword in keywords) / len(keywords)
+
+
+def abstained(output: dict) -> bool:
+    return output.get("status") == "insufficient_context" and not output.get("citations")
+
+
+def citations_valid(output: dict, context_ids: list[str]) -> bool:
+    return {c["chunk_id"] for c in output.get("citations", [])} <= set(context_ids)
+
+
+def percentile(values: list[float], p: float) -> float | None:
+    """Linear interpolation between closest ranks (numpy's default)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * p / 100
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def score_retrieval(case: Case, texts: list[str], k: int) -> dict:
+    """Retrieval scores of one question on its ranked chunk texts (None where not applicable)."""
+    top = texts[:k]
+    scored = case.answerable and bool(case.keywords)
+    return {
+        "rr": reciprocal_rank(top, case.keywords) if scored else None,
+        "ndcg": ndcg(top, case.keywords, k) if scored else None,
+        "keyword_coverage": keyword_coverage(top, case.keywords) if scored else None,
+        "chunk_chars": [len(text) for text in top],
+    }
+
+
+def score_question(case: Case, texts: list[str], output: dict, context_ids: list[str], k: int,
+                   latency_ms: float) -> dict:
+    scores = score_retrieval(case, texts, k)
+    scores.update({
+        "answer_recall": answer_recall(output.get("answer", ""), case.keywords)
+        if case.answerable and case.keywords else None,
+        "answered": output.get("status") == "answered" if case.answerable else None,
+        "abstained": abstained(output) if not case.answerable else None,
+        "citations_valid": citations_valid(output, context_ids),
+        "latency_ms": latency_ms,
+    })
+    return scores
+
+
+def _mean(values) -> float | None:
+    values = [float(v) for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+def aggregate(scores: list[dict]) -> dict:
+    """Summary metrics of a list of per-question scores (from score_question or score_retrieval)."""
+    chars = [n for s in scores for n in s["chunk_chars"]]
+    summary = {
+        "questions": len(scores),
+        "mrr": _mean(s["rr"] for s in scores),
+        "ndcg": _mean(s["ndcg"] for s in scores),
+        "keyword_coverage": _mean(s["keyword_coverage"] for s in scores),
+        "avg_chunk_chars": sum(chars) / len(chars) if chars else None,
+    }
+    if scores and "latency_ms" in scores[0]:
+        latencies = [s["latency_ms"] for s in scores]
+        summary.update({
+            "answer_recall": _mean(s["answer_recall"] for s in scores),
+            "answerable": sum(s["answered"] is not None for s in scores),
+            "answered_rate": _mean(s["answered"] for s in scores),
+            "unanswerable": sum(s["abstained"] is not None for s in scores),
+            "abstention_rate": _mean(s["abstained"] for s in scores),
+            "invalid_citations": sum(not s["citations_valid"] for s in scores),
+            "latency_p50_ms": percentile(latencies, 50),
+            "latency_p95_ms": percentile(latencies, 95),
+        })
+    return summary
+
+
+def by_category(cases: list[Case], scores: list[dict]) -> dict[str, dict]:
+    groups: dict[str, list[dict]] = {}
+    for case, score in zip(cases, scores):
+        groups.setdefault(case.category, []).append(score)
+    return {category: aggregate(group) for category, group in sorted(groups.items())}
+
+
+def ratios(ours: dict, baseline: dict) -> dict:
+    return {name: (ours[name] / baseline[name] if ours.get(name) is not None and baseline.get(name) else None)
+            for name in RETRIEVAL_METRICS}
+
+
+# ---- the tutorial baseline ----------------------------------------------------------------
+
+def fixed_windows(text: str, size: int = BASELINE_CHUNK_CHARS, overlap: int = BASELINE_OVERLAP) -> list[str]:
+    """Fixed-size character windows, each starting `size - overlap` after the previous one."""
+    if not 0 <= overlap < size:
+        raise ValueError("overlap must be smaller than the window")
+    text = text.strip()
+    if len(text) <= size:
+        return [text] if text else []
+    step = size - overlap
+    return [text[start:start + size] for start in range(0, len(text) - overlap, step)]
+
+
+class Baseline:
+    """Fixed windows over each document body, dense-only cosine top-k, in a temp LanceDB table."""
+
+    def __init__(self, corpus_dir: Path, embedder):
+        import lancedb
+
+        from .ingest import load_corpus
+
+        started = time.perf_counter()
+        self.embedder = embedder
+        corpus = load_corpus(corpus_dir)
+        rows = [{"chunk_id": f"{document.source_id}#{n}", "source_id": document.source_id, "text": window}
+                for document in corpus.documents for n, window in enumerate(fixed_windows(document.body))]
+        vectors = embedder.encode([row["text"] for row in rows])
+        for row, vector in zip(rows, vectors):
+            row["vector"] = vector
+        self._folder = tempfile.TemporaryDirectory(prefix="citebot-baseline-")
+        self.table = lancedb.connect(self._folder.name).create_table("baseline", data=rows)
+        self.stats = {"documents": len(corpus.documents), "chunks": len(rows), "embedded": len(rows),
+                      "seconds": round(time.perf_counter() - started, 3)}
+
+    def search(self, question: str, k: int) -> list[dict]:
+        vector = self.embedder.encode([question])[0]
+        rows = self.table.search(vector).distance_type("cosine").select(["chunk_id", "source_id", "text"]).limit(k).to_list()
+        return [{name: row[name] for name in ("chunk_id", "source_id", "text")} for row in rows]
+
+    def close(self) -> None:
+        self._folder.cleanup()
+
+
+# ---- running and reporting ----------------------------------------------------------------
+
+def _settings(args) -> Settings:
+    corpus = Path(args.corpus) if getattr(args, "corpus", None) else None
+    db = getattr(args, "db", None)
+    if db is None and corpus is not None:
+        # Evaluating another corpus must not overwrite the index the bot serves from.
+        slug = re.sub(r"[^a-z0-9]+", "-", corpus.resolve().name.lower()).strip("-") or "corpus"
+        db = str(Path(".citebot") / "eval" / slug)
+    settings = Settings.from_env(corpus=corpus, db=db)
+    # Scoring @k needs k ranked chunks; the answer still draws on the same first few.
+    return replace(settings, retrieval=replace(settings.retrieval, top_k=max(settings.retrieval.top_k, args.k)))
+
+
+def evaluate(engine, cases: list[Case], k: int, progress=None) -> list[dict]:
+    """Run every question through the graph; one report entry per question, with its scores."""
+    entries = []
+    for n, case in enumerate(cases, 1):
+        started = time.perf_counter()
+        state = engine.run(case.question, case.history)
+        latency_ms = (time.perf_counter() - started) * 1000
+        ranked = state.get("ranked_chunks", [])[:k]
+        output = state["final_output"]
+        context_ids = [c["chunk_id"] for c in state.get("context", [])]
+        scores = score_question(case, [c["text"] for c in ranked], output, context_ids, k, latency_ms)
+        entries.append({
+            "question": case.question, "category": case.category, "history": case.history,
+            "answerable": case.answerable, "keywords": case.keywords,
+            "retrieved": [{name: c[name] for name in ("chunk_id", "source_id", "text")} for c in ranked],
+            "context": context_ids,
+            "final_output": output, "latency_ms": round(latency_ms, 1),
+            "scores": {name: value for name, value in scores.items() if name != "chunk_chars"},
+            "_scores": scores,
+        })
+        if progress:
+            progress(n, len(cases))
+    return entries
+
+
+def summarize(cases: list[Case], entries: list[dict], k: int, baseline_scores: list[dict] | None = None,
+              baseline_index: dict | None = None) -> dict:
+    scores = [entry["_scores"] for entry in entries]
+    summary = {"k": k, "overall": aggregate(scores), "by_category": by_category(cases, scores)}
+    if baseline_scores is not None:
+        summary["baseline"] = {"index": baseline_index, "overall": aggregate(baseline_scores),
+                               "by_category": by_category(cases, baseline_scores)}
+        summary["vs_baseline"] = ratios(summary["overall"], summary["baseline"]["overall"])
+    return summary
+
+
+_COLUMNS = [("n", "questions", "{:d}"), ("MRR", "mrr", "{:.3f}"), ("nDCG@{k}", "ndcg", "{:.3f}"),
+            ("cov@{k}", "keyword_coverage", "{:.3f}"), ("ans_rec", "answer_recall", "{:.3f}"),
+            ("answered", "answered_rate", "{:.1%}"), ("abstain", "abstention_rate", "{:.1%}"),
+            ("bad_cit", "invalid_citations", "{:d}"), ("chars", "avg_chunk_chars", "{:.0f}"),
+            ("p50_ms", "latency_p50_ms", "{:.0f}"), ("p95_ms", "latency_p95_ms", "{:.0f}")]
+
+
+def format_table(summary: dict) -> str:
+    k = summary["k"]
+    header = ["category"] + [title.format(k=k) for title, _, _ in _COLUMNS]
+
+    def row(name: str, metrics: dict, formats=None) -> list[str]:
+        cells = [name]
+        for _, key, fmt in _COLUMNS:
+            value = metrics.get(key)
+            cells.append("-" if value is None else (formats or {}).get(key, fmt).format(value))
+        return cells
+
+    groups = [[row(name, metrics) for name, metrics in summary["by_category"].items()],
+              [row("OVERALL", summary["overall"])]]
+    if "baseline" in summary:
+        ratio = dict(summary["vs_baseline"], questions=None)
+        groups.append([row("baseline", summary["baseline"]["overall"]),
+                       row("ours/base", ratio, {key: "{:.2f}x" for key in RETRIEVAL_METRICS})])
+    everything = [header] + [r for group in groups for r in group]
+    widths = [max(len(r[i]) for r in everything) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(cells, widths)))
+
+    rule = "-" * len(line(header))
+    lines = [line(header)]
+    for group in groups:
+        lines += [rule] + [line(r) for r in group]
+    return "\n".join(lines)
+
+
+def main(args) -> int:
+    import sys
+
+    from .engine import Engine
+
+    try:
+        cases = load_cases(args.tests)
+    except TestsFileError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    settings = _settings(args)
+    engine = Engine(settings)
+    stats = engine.refresh()
+    engine.warm_up()
+    entries = evaluate(engine, cases, args.k)
+
+    baseline_scores = baseline_index = None
+    if args.baseline:
+        baseline = Baseline(settings.corpus, engine.embedder)
+        try:
+            baseline_scores = [score_retrieval(case, [row["text"] for row in baseline.search(case.question, args.k)], args.k)
+                               for case in cases]
+            baseline_index = baseline.stats
+        finally:
+            baseline.close()
+        for entry, scores in zip(entries, baseline_scores):
+            entry["baseline_scores"] = {name: value for name, value in scores.items() if name != "chunk_chars"}
+
+    summary = summarize(cases, entries, args.k, baseline_scores, baseline_index)
+    index = {"documents": stats.documents, "chunks": stats.chunks, "embedded": stats.embedded,
+             "seconds": round(stats.seconds, 3), "version": stats.version, "db": settings.db,
+             "corpus": str(settings.corpus), "retrieval_top_k": settings.retrieval.top_k}
+    for entry in entries:
+        del entry["_scores"]
+    print(f"{args.tests}: {len(cases)} questions over {settings.corpus} "
+          f"({stats.documents} documents, {stats.chunks} chunks; k={args.k})")
+    print(format_table(summary))
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"summary": summary, "index": index, "questions": entries},
+                                  indent=2, ensure_ascii=False, default=str))
+        print(f"report written to {out}")
+    return 0

@@ -1,0 +1,137 @@
+"""The LanceDB index: hybrid retrieval, incremental and atomic refresh. Real table, real model."""
+import threading
+import time
+
+import pytest
+
+from rag_graph.embeddings import Embedder
+from rag_graph.index import Index, RefreshError, RefreshInProgress
+
+DOCS = {
+    "office.md": "# Office\n\n## Animals\n\nStaff may bring their dogs and cats along on Fridays.\n",
+    "hardware.md": "# Hardware\n\n## Adapters\n\nThe ZX-4411 dongle is kept in the supply cupboard.\n",
+    "travel.md": "# Travel\n\n## Trains\n\nBook second class rail tickets through the travel desk.\n",
+}
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name, text in DOCS.items():
+        (folder / name).write_text(text)
+    return folder
+
+
+@pytest.fixture
+def index(tmp_path, embedder):
+    return Index(str(tmp_path / "db"), embedder)
+
+
+def test_hybrid_finds_a_keyword_only_match_and_a_paraphrase_only_match(index, corpus):
+    index.refresh(corpus)
+    assert index.search("ZX-4411", mode="hybrid", top_k=3)[0]["source_id"] == "hardware"
+    paraphrase = "are pets allowed in the workplace"
+    assert not index.search(paraphrase, mode="keyword", top_k=3)  # no shared words at all
+    best = index.search(paraphrase, mode="hybrid", top_k=3)[0]
+    assert best["source_id"] == "office" and best["anchor"] == "animals"
+    assert {"chunk_id", "title", "section", "url", "similarity", "keyword_score", "score"} <= set(best)
+
+
+def test_refresh_is_incremental(index, corpus):
+    first = index.refresh(corpus)
+    assert (first.documents, first.chunks, first.embedded, first.deleted) == (3, 3, 3, 0)
+    assert index.refresh(corpus).embedded == 0
+    (corpus / "travel.md").write_text(DOCS["travel.md"].replace("second", "first"))
+    changed = index.refresh(corpus)
+    assert (changed.embedded, changed.deleted) == (1, 0)
+    assert "first class" in index.search("rail tickets", top_k=1)[0]["text"]
+
+
+def test_unchanged_refresh_does_not_load_the_model(tmp_path, corpus, embedder):
+    Index(str(tmp_path / "db"), embedder).refresh(corpus)
+    fresh = Embedder(embedder.model_name)
+    stats = Index(str(tmp_path / "db"), fresh).refresh(corpus)
+    assert stats.embedded == 0 and fresh._model is None
+
+
+def test_deleted_documents_disappear_from_results(index, corpus):
+    index.refresh(corpus)
+    (corpus / "hardware.md").unlink()
+    stats = index.refresh(corpus)
+    assert stats.deleted == 1 and stats.documents == 2
+    assert all(row["source_id"] != "hardware" for row in index.search("ZX-4411 dongle", top_k=5))
+
+
+def test_a_failed_refresh_keeps_the_previous_version_serving(index, corpus, monkeypatch):
+    index.refresh(corpus)
+    version = index.version
+    (corpus / "travel.md").write_text("# Travel\n\n## Trains\n\nRail is now forbidden.\n")
+
+    def broken(texts):
+        raise RuntimeError("embedding server fell over")
+
+    monkeypatch.setattr(index.embedder, "encode", broken)
+    with pytest.raises(RefreshError, match="previous index keeps serving"):
+        index.refresh(corpus)
+    assert index.version == version
+    assert "second class" in index.search("rail tickets", mode="keyword", top_k=1)[0]["text"]
+
+
+def test_an_empty_or_missing_corpus_is_refused(index, corpus, tmp_path):
+    index.refresh(corpus)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(RefreshError, match="no indexable documents"):
+        index.refresh(empty)
+    with pytest.raises(RefreshError, match="not found"):
+        index.refresh(tmp_path / "gone")
+    assert index.count() == 3
+
+
+def test_readers_during_a_refresh_see_a_complete_version(index, corpus, embedder, monkeypatch):
+    index.refresh(corpus)
+    for n in range(30):
+        (corpus / f"extra-{n}.md").write_text(f"# Extra {n}\n\n## Part\n\nFiller document number {n}.\n")
+    slow_encode = embedder.encode
+
+    def slow(texts):
+        time.sleep(0.5)
+        return slow_encode(texts)
+
+    monkeypatch.setattr(index.embedder, "encode", slow)
+    counts = []
+    worker = threading.Thread(target=index.refresh, args=(corpus,))
+    worker.start()
+    while worker.is_alive():
+        counts.append(len(index.search("dongle", mode="keyword", top_k=100)) and index.count())
+        time.sleep(0.02)
+    worker.join()
+    assert set(counts) <= {3, 33} and index.count() == 33
+
+
+def test_a_second_refresh_while_one_runs_is_refused(index, corpus, embedder, monkeypatch):
+    index.refresh(corpus)
+    (corpus / "new.md").write_text("# New\n\nSomething new.\n")
+    gate = threading.Event()
+    real = embedder.encode
+
+    def waiting(texts):
+        gate.wait(10)
+        return real(texts)
+
+    monkeypatch.setattr(index.embedder, "encode", waiting)
+    worker = threading.Thread(target=index.refresh, args=(corpus,))
+    worker.start()
+    time.sleep(0.2)
+    with pytest.raises(RefreshInProgress):
+        index.refresh(corpus)
+    gate.set()
+    worker.join()
+
+
+def test_another_process_opens_the_last_good_version(tmp_path, corpus, embedder):
+    first = Index(str(tmp_path / "db"), embedder)
+    first.refresh(corpus)
+    reader = Index(str(tmp_path / "db"), embedder)
+    assert reader.ready and reader.count() == 3 and reader.documents == 3

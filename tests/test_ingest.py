@@ -1,0 +1,116 @@
+"""Loading markdown and cutting it into section chunks."""
+from pathlib import Path
+
+from conftest import BUNDLED_CORPUS
+from rag_graph.ingest import chunk_document, load_corpus, parse_document, slugify
+
+FRONT = """---
+source_id: guide
+title: "The Guide"
+url: https://docs.example/guide
+effective_date: 2025-03-01
+status: current
+authority: 3
+owner_email: owner-CANARY@example.com
+internal_notes: "do not show CANARY-NOTE"
+---
+# The Guide
+
+Intro paragraph.
+
+## Getting Started
+
+Install it.
+
+## Secret plans <!-- internal -->
+
+CANARY-SECTION text.
+
+### Deeper secret
+
+Still internal.
+
+## Getting Started
+
+Second section with the same heading.
+"""
+
+
+def test_front_matter_is_read_and_internal_fields_are_never_kept():
+    doc = parse_document(FRONT, "guide.md")
+    assert (doc.source_id, doc.title, doc.url, doc.effective_date, doc.authority) == (
+        "guide", "The Guide", "https://docs.example/guide", "2025-03-01", 3)
+    chunks = chunk_document(doc)
+    everything = repr([c.row() for c in chunks]) + repr(doc.__dict__)
+    assert "CANARY" not in everything
+
+
+def test_sections_get_github_anchors_and_stable_ids():
+    chunks = chunk_document(parse_document(FRONT, "guide.md"))
+    assert [c.chunk_id for c in chunks] == [
+        "guide::the-guide::0", "guide::getting-started::0", "guide::getting-started-1::0"]
+    started = chunks[1]
+    assert started.section == "Getting Started" and started.anchor == "getting-started"
+    assert started.text.startswith("The Guide › Getting Started\n\nInstall it.")
+    assert chunk_document(parse_document(FRONT, "guide.md"))[1].content_hash == started.content_hash
+
+
+def test_slugify_matches_github():
+    assert slugify("Benefits & Perks") == "benefits--perks"
+    assert slugify("What's `new` in [v2](x.md)?") == "whats-new-in-v2"
+    assert slugify("Working from another country") == "working-from-another-country"
+
+
+def test_plain_markdown_takes_title_from_heading_and_id_from_path():
+    doc = parse_document("# Team Glossary\n\nSome words.\n", "reference/glossary.md")
+    assert doc.title == "Team Glossary" and doc.source_id == "reference/glossary"
+    assert chunk_document(doc)[0].chunk_id == "reference/glossary::team-glossary::0"
+
+
+def test_malformed_front_matter_is_skipped_with_a_warning_naming_the_file(tmp_path, caplog):
+    (tmp_path / "good.md").write_text("# Good\n\nFine text here.\n")
+    (tmp_path / "bad.md").write_text('---\ntitle: "unclosed\n  authority: : 3\n---\n# Bad\n\nBody.\n')
+    corpus = load_corpus(tmp_path)
+    assert [d.source_id for d in corpus.documents] == ["good"]
+    assert any("bad.md" in message for message in corpus.skipped)
+    assert "bad.md" in caplog.text
+
+
+def test_long_sections_split_on_paragraphs_with_overlap_and_never_straddle():
+    paragraphs = [f"Paragraph {i} " + "word " * 40 for i in range(12)]
+    body = "# Doc\n\n## Long\n\n" + "\n\n".join(paragraphs) + "\n\n## Short\n\nTiny.\n"
+    chunks = chunk_document(parse_document(body, "doc.md"))
+    long = [c for c in chunks if c.anchor == "long"]
+    assert len(long) > 2 and all(len(c.body) <= 700 for c in long)
+    assert all("Tiny." not in c.body for c in long)
+    # consecutive chunks share a paragraph, so a rule split across them keeps its context
+    for before, after in zip(long, long[1:]):
+        assert before.body.split("\n\n")[-1] == after.body.split("\n\n")[0]
+
+
+def test_headings_inside_code_blocks_are_not_sections():
+    doc = parse_document("# Ops\n\n## Run\n\n```bash\n# restart the thing\nsystemctl restart x\n```\n", "ops.md")
+    chunks = chunk_document(doc)
+    assert [c.anchor for c in chunks] == ["run"] and "# restart the thing" in chunks[0].body
+
+
+def test_bundled_corpus_loads_with_its_planted_situations():
+    corpus = load_corpus(BUNDLED_CORPUS)
+    assert 15 <= len(corpus.documents) <= 25
+    assert len(corpus.skipped) == 1 and "malformed-front-matter.md" in corpus.skipped[0]
+    texts = " ".join(c.text for c in corpus.chunks)
+    assert "up to 3 days a week with manager approval" in texts
+    assert "contractor" not in texts.lower()
+    assert "CANARY" not in texts and "sk_live" not in texts
+    archived = {d.source_id: d for d in corpus.documents if d.status == "archived"}
+    assert archived["blog-2020-remote-pilot"].superseded_by == "hr-handbook-2025"
+    assert any(d.links for d in corpus.documents)
+
+
+def test_missing_corpus_folder_is_a_clear_error(tmp_path):
+    try:
+        load_corpus(tmp_path / "nope")
+    except FileNotFoundError as error:
+        assert "nope" in str(error)
+    else:
+        raise AssertionError("expected FileNotFoundError")
