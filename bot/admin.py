@@ -1,0 +1,105 @@
+"""`/citebot status|reload|help`: who may reload, running one reload at a time, and what the
+admin is told."""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from rag_graph.config import Settings
+from rag_graph.index import IndexNotReady, RefreshError, RefreshInProgress, RefreshStats
+
+from .render import escape
+
+log = logging.getLogger(__name__)
+
+HELP = ("*Citebot* answers questions from the company's documents and links the sections it used.\n"
+        "• Mention me in a channel (`@citebot how many days can I work remotely?`) or send me a DM. "
+        "Ask follow-ups in the same thread; no need to mention me again.\n"
+        "• `/citebot status`: index version, documents, chunks, last reload\n"
+        "• `/citebot reload`: re-read the documents after they changed (admins only)\n"
+        "• `/citebot help`: this message")
+REFUSED = "Sorry, only Citebot admins can reload the documents. Ask an admin if something looks out of date."
+BUSY = "A reload is already running. I'll keep serving the current documents; try again when it has finished."
+
+
+def _app_version() -> str:
+    try:
+        return version("citebot")
+    except PackageNotFoundError:
+        return "dev"
+
+
+def _when(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def describe(stats: RefreshStats) -> str:
+    return (f"{stats.documents} documents, {stats.chunks} chunks, {stats.embedded} re-embedded, "
+            f"{stats.deleted} removed in {stats.seconds:.1f} s (index version {stats.version})")
+
+
+class Admin:
+    def __init__(self, settings: Settings, engine):
+        self.settings, self.engine = settings, engine
+        self._reloading = threading.Lock()  # taken before "Reloading…" is said, so nobody hears it twice
+        # RefreshStats carries no time; a refresh before the bot existed happened at engine start.
+        self._reloaded_at = engine.started if engine.index.last_refresh else None
+
+    def is_admin(self, client: WebClient, user_id: str) -> bool:
+        if user_id in self.settings.admin_user_ids:
+            return True
+        if not self.settings.allow_workspace_admins:
+            return False
+        try:
+            user = client.users_info(user=user_id)["user"]
+        except SlackApiError as error:
+            log.warning("users.info failed for %s: %s", user_id, error.response.get("error"))
+            return False
+        return any(user.get(flag) for flag in ("is_admin", "is_owner", "is_primary_owner"))
+
+    def status(self) -> str:
+        try:
+            meta = self.engine.index.metadata()
+            index = f"index version {meta['version']}, {meta['documents']} documents, {meta['chunks']} chunks"
+        except IndexNotReady:
+            index = "no index yet (an admin can run `/citebot reload`)"
+        stats = self.engine.index.last_refresh
+        last = (f"{_when(self._reloaded_at)}: {describe(stats)}" if stats and self._reloaded_at
+                else "not since this process started")
+        return f"*Citebot {_app_version()}*\n• {index}\n• Last reload: {last}"
+
+    def reload(self, user_id: str, client: WebClient, respond) -> None:
+        """Runs after the ack; every message goes to the admin alone through `respond`."""
+        if not self.is_admin(client, user_id):
+            respond(REFUSED)
+            return
+        if not self._reloading.acquire(blocking=False):
+            respond(BUSY)
+            return
+        try:
+            respond("Reloading the documents… the current index keeps answering meanwhile.")
+            log.info("reload requested by %s", user_id)
+            stats = self.engine.refresh()
+        except RefreshInProgress:  # a refresh started outside Slack (e.g. at start-up)
+            respond(BUSY)
+        except RefreshError as error:
+            log.warning("reload by %s failed: %s", user_id, error)
+            kept = "" if "keeps serving" in str(error) else " The previous index keeps serving."
+            respond(f":warning: Reload failed: {escape(str(error))}{kept}")
+        except Exception:
+            ref = uuid.uuid4().hex[:8]
+            log.exception("[%s] reload failed", ref)
+            respond(f":warning: Reload failed unexpectedly; the previous index keeps serving. Reference `{ref}`.")
+        else:
+            self._reloaded_at = time.time()
+            skipped = "".join(f"\n• {escape(note)}" for note in stats.skipped[:5])
+            respond(f":white_check_mark: Reloaded: {describe(stats)}.{skipped}")
+        finally:
+            self._reloading.release()

@@ -1,0 +1,104 @@
+"""The Bolt app: one Engine shared by every listener; Socket Mode or HTTP at /slack/events."""
+from __future__ import annotations
+
+import logging
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from socketserver import ThreadingMixIn
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from slack_bolt import App
+from slack_bolt.adapter.wsgi import SlackRequestHandler
+from slack_sdk import WebClient
+from slack_sdk.http_retry import RateLimitErrorRetryHandler, default_retry_handlers
+
+from rag_graph.config import Settings
+from rag_graph.index import RefreshError
+
+from .admin import Admin
+from .conversation import Conversations
+from .dedupe import SeenCache, drop_redelivered_events
+from .feedback import FeedbackLog
+from .listeners import commands, feedback, messages
+
+log = logging.getLogger(__name__)
+EVENTS_PATH = "/slack/events"
+# Slash commands and button clicks ack *inside* Bolt's pool, so it must stay roomier than the
+# number of questions in flight or an ack could wait behind a graph run past Slack's 3 s.
+LISTENER_THREADS = 16
+
+
+def web_client(settings: Settings) -> WebClient:
+    base_url = settings.slack_api_url or WebClient.BASE_URL
+    return WebClient(token=settings.slack_bot_token, base_url=base_url.rstrip("/") + "/",
+                     retry_handlers=default_retry_handlers() + [RateLimitErrorRetryHandler(max_retry_count=2)])
+
+
+def build_app(settings: Settings, engine, client: WebClient | None = None) -> App:
+    app = App(client=client or web_client(settings),
+              signing_secret=settings.slack_signing_secret or "",
+              listener_executor=ThreadPoolExecutor(LISTENER_THREADS, thread_name_prefix="citebot"))
+    app.use(drop_redelivered_events(SeenCache()))
+    messages.register(app, Conversations(engine, settings, SeenCache()))
+    commands.register(app, Admin(settings, engine))
+    feedback.register(app, FeedbackLog(settings.feedback_path))
+    return app
+
+
+class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True  # a slow client must not hold up the next Slack request
+
+
+class _LoggingHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args) -> None:
+        log.debug("%s " + format, self.address_string(), *args)
+
+
+def make_http_server(app: App, host: str = "0.0.0.0", port: int = 3000) -> WSGIServer:
+    """Bolt's own WSGI adapter (signature checks included) on a threading stdlib server;
+    `server.serve_forever()` / `server.shutdown()`."""
+    return make_server(host, port, SlackRequestHandler(app, path=EVENTS_PATH),
+                       server_class=_ThreadingWSGIServer, handler_class=_LoggingHandler)
+
+
+def _missing(settings: Settings) -> str | None:
+    if not settings.slack_bot_token:
+        return "SLACK_BOT_TOKEN is not set (the xoxb- token from OAuth & Permissions)"
+    if settings.slack_app_token and not settings.slack_app_token.startswith("xapp-"):
+        return "SLACK_APP_TOKEN must be an app-level token (xapp-…) with connections:write"
+    if not settings.slack_app_token and not settings.slack_signing_secret:
+        return "SLACK_SIGNING_SECRET is required in HTTP mode (or set SLACK_APP_TOKEN for Socket Mode)"
+    return None
+
+
+def serve(settings: Settings) -> int:
+    problem = _missing(settings)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    from rag_graph.engine import Engine
+
+    engine = Engine(settings)
+    try:
+        stats = engine.refresh()
+        print(f"Indexed {stats.documents} documents, {stats.chunks} chunks "
+              f"({stats.embedded} embedded) from {settings.corpus}", flush=True)
+    except RefreshError as error:
+        if not engine.index.ready:
+            raise  # nothing to serve: the CLI prints the error and exits 2
+        print(f"warning: {error}; serving the existing index", file=sys.stderr, flush=True)
+    engine.warm_up()
+    app = build_app(settings, engine)
+    if settings.slack_app_token:
+        from slack_bolt.adapter.socket_mode import SocketModeHandler
+
+        print("Citebot is connecting to Slack over Socket Mode", flush=True)
+        SocketModeHandler(app, settings.slack_app_token).start()
+        return 0
+    server = make_http_server(app, port=settings.port)
+    print(f"Citebot is listening on http://0.0.0.0:{settings.port}{EVENTS_PATH}", flush=True)
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
+    return 0

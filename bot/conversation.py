@@ -1,0 +1,97 @@
+"""From one Slack message to at most one reply: decide whether it is for Citebot, show a
+placeholder, run the graph with the thread as history, then replace the placeholder."""
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from rag_graph.config import Settings
+
+from .dedupe import SeenCache
+from .intent import classify, mentioned_users
+from .render import PLACEHOLDER, apology, render_answer
+from .threads import PEOPLE_SUBTYPES, fetch_thread, history, is_from, plain_text
+
+log = logging.getLogger(__name__)
+SMALL_TALK_REACTION = "+1"
+
+
+class Conversations:
+    def __init__(self, engine, settings: Settings, seen: SeenCache):
+        self.engine, self.settings, self.seen = engine, settings, seen
+
+    def handle(self, event: dict, bot_user_id: str, bot_id: str, client: WebClient,
+               via_mention: bool) -> None:
+        """Runs after the ack, on Bolt's listener thread pool."""
+        if event.get("subtype") not in PEOPLE_SUBTYPES or event.get("bot_id") or not event.get("user"):
+            return  # edits, deletes, joins, bots (ourselves included)
+        channel, ts, raw = event["channel"], event["ts"], event.get("text") or ""
+        thread_ts = event.get("thread_ts") if event.get("thread_ts") != ts else None
+        # Addressed: a mention (Slack also sends it as a plain `message`) or a DM.
+        addressed = via_mention or f"<@{bot_user_id}>" in raw or event.get("channel_type") == "im"
+        if not addressed and (mentioned_users(raw) - {bot_user_id} or not thread_ts):
+            return  # talking to someone else, or channel chatter outside any thread
+        # Both deliveries of a mention come through here; whichever is first owns the reply.
+        if not self.seen.first_time(("message", channel, ts)):
+            return
+        question = plain_text(raw, bot_user_id)
+        intent = classify(question)
+        if not addressed and intent == "other":
+            return
+
+        messages: list[dict] = []
+        if thread_ts:
+            try:
+                messages = fetch_thread(client, channel, thread_ts)
+            except SlackApiError as error:
+                log.warning("conversations.replies failed in %s: %s", channel, error.response.get("error"))
+                if not addressed:
+                    return  # cannot tell whether we are part of this thread: stay quiet
+            if not addressed and not any(is_from(m, bot_user_id, bot_id) for m in messages):
+                return  # follow-ups only in threads Citebot already answered in
+
+        if intent == "small_talk":
+            self._react(client, channel, ts)
+            return
+        turns = history(messages, ts, bot_user_id, bot_id, self.settings.history_turns,
+                        skip_texts=(PLACEHOLDER,))
+        # A channel question is answered in its thread; a top-level DM gets a top-level reply.
+        reply_in = thread_ts or (None if event.get("channel_type") == "im" else ts)
+        self.answer(client, channel, reply_in, question, turns)
+
+    def answer(self, client: WebClient, channel: str, thread_ts: str | None, question: str,
+               turns: list[dict]) -> None:
+        ref = uuid.uuid4().hex[:8]  # quoted to the user on failure, logged with the details
+        started = time.perf_counter()
+        try:
+            placeholder = client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=PLACEHOLDER)
+        except SlackApiError as error:
+            log.error("[%s] cannot post in %s: %s", ref, channel, error.response.get("error"))
+            return
+        try:
+            output = self.engine.ask(question, turns)
+            if output["status"] == "failed":
+                log.warning("[%s] graph failed: %s", ref, output.get("errors"))
+            message = render_answer(output, ref, question, self.settings.ask_hint)
+            status = output["status"]
+        except Exception:
+            log.exception("[%s] answering failed", ref)
+            message, status = apology(ref), "error"
+        try:
+            client.chat_update(channel=channel, ts=placeholder["ts"], **message)
+        except SlackApiError as error:
+            log.error("[%s] chat.update failed: %s", ref, error.response.get("error"))
+            return
+        log.info("[%s] %s in %s with %d history turns, %.2f s", ref, status, channel, len(turns),
+                 time.perf_counter() - started)
+
+    @staticmethod
+    def _react(client: WebClient, channel: str, ts: str) -> None:
+        try:
+            client.reactions_add(channel=channel, timestamp=ts, name=SMALL_TALK_REACTION)
+        except SlackApiError as error:  # already reacted, or the message is gone: nothing to fix
+            log.debug("reactions.add: %s", error.response.get("error"))

@@ -1,0 +1,87 @@
+"""Talking to the bot as Slack does: signed requests posted with urllib, and helpers to read
+what the bot sent to FakeSlack."""
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+
+from fake_slack import FakeSlack, action_body, command_body, event_body, signed_headers
+from rag_graph.config import Settings
+
+SECRET = "test-signing-secret"
+ADMIN = "UADMIN"
+QUESTION = "How many days per week can employees work remotely?"
+
+
+def blocks_of(call) -> list[dict]:
+    blocks = call.args.get("blocks") or []
+    return json.loads(blocks) if isinstance(blocks, str) else blocks
+
+
+def mrkdwn_of(call) -> str:
+    """Every mrkdwn text in a message's blocks, one per line."""
+    texts = []
+    for block in blocks_of(call):
+        if block["type"] == "section":
+            texts.append(block["text"]["text"])
+        elif block["type"] == "context":
+            texts += [element["text"] for element in block["elements"]]
+    return "\n".join(texts)
+
+
+def quiet_for(fake: FakeSlack, seconds: float = 0.6) -> list:
+    """What the bot sent during a short pause: for asserting that nothing happens."""
+    time.sleep(seconds)
+    return [call for call in fake.calls() if call.method not in ("auth.test",)]
+
+
+@dataclass
+class Bot:
+    fake: FakeSlack
+    url: str
+    settings: Settings
+
+    def post(self, body: str, headers: dict | None = None, secret: str = SECRET) -> tuple[int, str]:
+        request = urllib.request.Request(self.url, data=body.encode(), method="POST",
+                                         headers={**signed_headers(secret, body), **(headers or {})})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+
+    def event(self, event: dict, event_id: str | None = None, headers: dict | None = None) -> int:
+        status, _ = self.post(event_body(event, event_id=event_id), headers)
+        return status
+
+    def mention(self, text: str, channel: str = "C1", ts: str = "1700000100.000100",
+                user: str = "U1", thread_ts: str | None = None) -> dict:
+        """Seed the message in the fake's history and deliver its app_mention event."""
+        self.fake.add_message(channel, ts, f"<@UBOT> {text}", user=user, thread_ts=thread_ts)
+        event = {"type": "app_mention", "channel": channel, "user": user, "ts": ts, "event_ts": ts,
+                 "text": f"<@UBOT> {text}", **({"thread_ts": thread_ts} if thread_ts else {})}
+        assert self.event(event) == 200
+        return event
+
+    def say(self, text: str, channel: str = "C1", ts: str = "1700000200.000100", user: str = "U1",
+            thread_ts: str | None = None, channel_type: str = "channel", **extra) -> dict:
+        """Seed a plain message and deliver its `message` event."""
+        self.fake.add_message(channel, ts, text, user=user, thread_ts=thread_ts)
+        event = {"type": "message", "channel": channel, "channel_type": channel_type, "user": user,
+                 "ts": ts, "event_ts": ts, "text": text, **({"thread_ts": thread_ts} if thread_ts else {}),
+                 **extra}
+        assert self.event(event) == 200
+        return event
+
+    def command(self, text: str, user_id: str = "U1", response: str = "cmd") -> dict:
+        status, body = self.post(command_body(text=text, user_id=user_id,
+                                              response_url=self.fake.response_url(response)))
+        assert status == 200, body
+        return json.loads(body) if body else {}
+
+    def click(self, payload: dict) -> int:
+        status, _ = self.post(action_body(payload))
+        return status

@@ -1,0 +1,81 @@
+"""End to end: questions asked in Slack get one threaded reply, from the real engine."""
+import logging
+import time
+
+from bot.render import PLACEHOLDER
+from bot_harness import QUESTION, blocks_of, mrkdwn_of
+
+CITATION = "<https://handbook.orrinfold.example/2025#remote-work|Employee Handbook 2025 › Remote Work>"
+
+
+def bot_messages(fake, channel, thread_ts):
+    return [m for m in fake.thread(channel, thread_ts) if m.get("bot_id") == "BBOT"]
+
+
+def test_mention_gets_a_placeholder_then_one_threaded_answer_with_a_clickable_citation(bot, fake):
+    posted = time.time()
+    bot.mention(QUESTION, ts="1700000100.000100")
+    placeholder = fake.wait_for("chat.postMessage")[0]
+    update = fake.wait_for("chat.update", timeout=30)[0]
+
+    assert placeholder.args["thread_ts"] == "1700000100.000100"
+    assert placeholder.args["text"] == PLACEHOLDER
+    [reply] = bot_messages(fake, "C1", "1700000100.000100")  # the placeholder, now the answer
+    assert update.args["ts"] == reply["ts"] and reply["text"] == update.args["text"]
+    shown = mrkdwn_of(update)
+    assert "3 days a week with manager approval" in shown
+    assert CITATION in shown
+    assert ":information_source: Note: an archived source" in shown  # the 2020 blog disagreed
+    assert blocks_of(update)[-1]["block_id"] == "feedback"
+    print(f"\nevent -> placeholder {placeholder.time - posted:.3f} s, "
+          f"event -> final chat.update {update.time - posted:.3f} s")
+
+
+def test_follow_up_without_mention_is_answered_with_the_thread_as_context(bot, fake):
+    root = "1700000100.000100"
+    bot.mention(QUESTION, ts=root)
+    fake.wait_for("chat.update", timeout=30)
+
+    bot.say("what about contractors?", ts="1700000300.000100", thread_ts=root)
+    update = fake.wait_for("chat.update", count=2, timeout=30)[1]
+
+    assert fake.calls("conversations.replies")
+    assert len(bot_messages(fake, "C1", root)) == 2
+    shown = mrkdwn_of(update)
+    assert "*I don't know.*" in shown
+    # The gap names the earlier topic: only the thread history can have told the graph that.
+    assert "contractors" in shown and "Remote Work" in shown
+
+
+def test_unanswerable_question_gets_i_dont_know_with_the_gap_and_where_to_ask(bot, fake):
+    bot.mention("Can contractors work remotely?")
+    update = fake.wait_for("chat.update", timeout=30)[0]
+    shown = mrkdwn_of(update)
+    assert "*I don't know.*" in shown
+    assert "*What's missing:*" in shown and "contractors" in shown
+    assert "#people-ops" in shown
+    assert "Sources" not in shown and "<http" not in shown
+
+
+def test_direct_message_is_answered_in_the_dm(bot, fake):
+    bot.say(QUESTION, channel="D1", channel_type="im")
+    placeholder = fake.wait_for("chat.postMessage")[0]
+    update = fake.wait_for("chat.update", timeout=30)[0]
+    assert placeholder.args["channel"] == "D1" and not placeholder.args.get("thread_ts")
+    assert CITATION in mrkdwn_of(update)
+
+
+def test_a_crash_becomes_a_short_apology_with_a_reference_and_the_details_stay_in_the_log(
+        bot, fake, engine, monkeypatch, caplog):
+    def broken(question, history=None):
+        raise RuntimeError("db password is hunter2")
+
+    monkeypatch.setattr(engine, "ask", broken)
+    with caplog.at_level(logging.ERROR, logger="bot.conversation"):
+        bot.mention(QUESTION)
+        update = fake.wait_for("chat.update", timeout=30)[0]
+    shown = mrkdwn_of(update)
+    assert "Sorry" in shown and "hunter2" not in shown and "Traceback" not in shown
+    ref = shown.split("reference `")[1].split("`")[0]
+    assert any(ref in r.getMessage() and r.exc_info and "hunter2" in str(r.exc_info[1]) for r in caplog.records)
+    assert len(fake.calls("chat.postMessage")) == 1
