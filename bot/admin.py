@@ -100,6 +100,7 @@ class Admin:
         else:
             self._reloaded_at = time.time()
             skipped = "".join(f"\n• {escape(note)}" for note in stats.skipped[:5])
+            skipped = f"\nNot indexed:{skipped}" if skipped else ""
             respond(f":white_check_mark: Reloaded: {describe(stats)}.{skipped}")
         finally:
             self._reloading.release()

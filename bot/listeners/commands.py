@@ -17,8 +17,8 @@ def register(app: App, admin: Admin) -> None:
             ack()  # the admin check may call users.info: answer Slack first, reply via response_url
             admin.reload(command["user_id"], client, respond)
         elif sub == "status":
-            ack(text=admin.status())
+            ack(text=admin.status(), response_type="ephemeral")
         elif sub == "help":
-            ack(text=HELP)
+            ack(text=HELP, response_type="ephemeral")
         else:
-            ack(text=f"I don't know the command `{escape(sub)}`.\n\n{HELP}")
+            ack(text=f"I don't know the command `{escape(sub)}`.\n\n{HELP}", response_type="ephemeral")
