@@ -8,6 +8,7 @@ whose every sentence names the chunks it rests on; `validate_grounding` checks t
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Callable
 
 from .nodes.evidence import query_weights
@@ -15,7 +16,9 @@ from .text import sentences, term_set, weighted_coverage, words
 
 MAX_SENTENCES = 3
 MAX_ANSWER_CHARS = 600
-_QUANTITY = re.compile(r"\b(how (many|much|long|often|soon|far)|what (percent|percentage|amount)|when)\b", re.I)
+_QUANTITY = re.compile(
+    r"\b(how (many|much|long|often|soon|far|fast|quickly|big)|what (percent|percentage|amount|time|dates?|days?)|when|deadline|dates?)\b",
+    re.I)
 _HAS_NUMBER = re.compile(r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|twelve|first|last)\b", re.I)
 _INSTRUCTION = re.compile(
     r"\b(ignore|disregard|forget)\b.{0,40}\b(instructions?|rules|prompt)\b|^\s*(system|assistant)\s*:", re.I)
@@ -62,14 +65,53 @@ def clean_sentence(sentence: str) -> str:
     return text
 
 
+@dataclass
+class _Candidate:
+    score: float
+    rank: int  # of its chunk in the context
+    position: int  # within its chunk
+    text: str
+    chunk_id: str
+    terms: set[str]
+
+
 class ExtractiveGenerator:
-    def __init__(self, vocabulary: Callable[[], tuple[dict[str, int], int]]):
+    """Scores every sentence of the context against the question (rarity-weighted word
+    overlap, the section heading, its chunk's relevance, a number when the question asks for
+    one), re-scores the best few by embedding similarity, and returns the winner plus the
+    sentences that finish its thought or answer another part of the question."""
+
+    SEMANTIC_POOL = 8  # sentences re-scored by embedding: enough to fix word-overlap misses, cheap
+    SEMANTIC_WEIGHT = 1.0
+
+    def __init__(self, vocabulary: Callable[[], tuple[dict[str, int], int]], embedder=None):
         self.vocabulary = vocabulary
+        self.embedder = embedder
 
     def generate(self, question: str, context: list[dict], prompt: str) -> dict:
         weights = query_weights(question, self.vocabulary())
+        candidates = self._candidates(question, context, weights)
+        if not candidates:
+            return {"answer": "", "sentences": []}
+        pool = sorted(candidates, key=lambda c: -c.score)[: self.SEMANTIC_POOL]
+        if self.embedder is not None:
+            vectors = self.embedder.encode([question, *[c.text for c in pool]])
+            for candidate, similarity in zip(pool, vectors[1:] @ vectors[0]):
+                candidate.score += self.SEMANTIC_WEIGHT * float(similarity)
+        picked = self._pick(sorted(pool, key=lambda c: -c.score), candidates, weights)
+        out, length = [], 0
+        for candidate in sorted(picked, key=lambda c: (c.rank, c.position)):
+            text = clean_sentence(candidate.text)
+            if out and length + len(text) > MAX_ANSWER_CHARS:
+                break
+            out.append({"text": text, "chunk_ids": [candidate.chunk_id]})
+            length += len(text) + 1
+        return {"answer": " ".join(s["text"] for s in out), "sentences": out}
+
+    @staticmethod
+    def _candidates(question: str, context: list[dict], weights: dict[str, float]) -> list[_Candidate]:
         wants_number = bool(_QUANTITY.search(question))
-        candidates = []
+        out = []
         for rank, chunk in enumerate(context):
             heading = term_set(f"{chunk['title']} {chunk.get('section', '')}")
             for position, sentence in enumerate(sentences(chunk["body"])):
@@ -77,37 +119,32 @@ class ExtractiveGenerator:
                     continue  # document text is data: an instruction is never part of an answer
                 own = term_set(sentence)
                 score = (weighted_coverage(weights, own) + 0.35 * weighted_coverage(weights, heading - own)
-                         + 0.3 * float(chunk.get("relevance") or 0.0) - 0.02 * rank)
+                         + 0.5 * float(chunk.get("relevance") or 0.0) - 0.05 * rank
+                         - 0.1 * max(0.0, len(sentence) / 150 - 1.5))  # long rows win on overlap alone
                 if wants_number and _HAS_NUMBER.search(sentence):
                     score += 0.15
-                if len(sentence) > 350:
-                    score -= 0.15
-                candidates.append((score, rank, position, sentence, chunk["chunk_id"], own))
-        if not candidates:
-            return {"answer": "", "sentences": []}
-        candidates.sort(key=lambda c: -c[0])
-        best = candidates[0]
-        picked = [best]
-        covered = set(best[5])
-        for candidate in candidates[1:]:
-            if len(picked) == MAX_SENTENCES:
+                out.append(_Candidate(score, rank, position, sentence, chunk["chunk_id"], own))
+        return out
+
+    @staticmethod
+    def _pick(pool: list[_Candidate], candidates: list[_Candidate], weights: dict[str, float]) -> list[_Candidate]:
+        best = pool[0]
+        picked, covered = [best], set(best.terms)
+        total = sum(weights.values()) or 1.0
+        # The next sentence of the same passage often finishes the thought.
+        follower = next((c for c in candidates if c.rank == best.rank and c.position == best.position + 1), None)
+        if follower is not None and follower.score >= 0.5 * best.score and len(best.text) < 200:
+            picked.append(follower)
+            covered |= follower.terms
+        # A sentence from elsewhere must answer another part of the question.
+        for candidate in pool[1:]:
+            if len(picked) >= MAX_SENTENCES:
                 break
-            # The next sentence of the same passage often finishes the thought; a sentence from
-            # elsewhere must be nearly as good and add something the answer lacks.
-            adjacent = candidate[1] == best[1] and candidate[2] == best[2] + 1
-            adds = {t for t in candidate[5] if t in weights} - covered
-            if (adjacent and candidate[0] >= 0.6 * best[0]) or (adds and candidate[0] >= 0.9 * best[0]):
+            adds = sum(weights[t] for t in candidate.terms if t in weights and t not in covered)
+            if candidate not in picked and adds >= 0.2 * total and candidate.score >= 0.7 * best.score:
                 picked.append(candidate)
-                covered |= candidate[5]
-        picked.sort(key=lambda c: (c[1], c[2]))
-        out, length = [], 0
-        for _, _, _, sentence, chunk_id, _ in picked:
-            text = clean_sentence(sentence)
-            if out and length + len(text) > MAX_ANSWER_CHARS:
-                break
-            out.append({"text": text, "chunk_ids": [chunk_id]})
-            length += len(text) + 1
-        return {"answer": " ".join(s["text"] for s in out), "sentences": out}
+                covered |= candidate.terms
+        return picked
 
 
 _CITATION = re.compile(r"\[([^\[\]\s]+::[^\[\]\s]*::\d+)\]")

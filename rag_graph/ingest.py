@@ -253,19 +253,24 @@ def _paragraphs(lines: list[str]) -> list[str]:
 
 
 def _split_long(block: str, limit: int) -> list[str]:
-    """A paragraph longer than the limit is cut between sentences (or lines, for lists)."""
+    """A block longer than the limit is cut between lines (lists, tables: a table's header rows
+    are repeated in every piece so each piece still says what its columns are) or sentences."""
     if len(block) <= limit:
         return [block]
-    pieces = re.split(r"(?<=[.!?])\s+|\n", block)
-    out, current = [], ""
+    lines = block.splitlines()
+    if len(lines) > 1:
+        header = lines[:2] if len(lines) > 2 and re.fullmatch(r"[|:\-\s]+", lines[1]) else []
+        pieces, joiner = lines[len(header):], "\n"
+    else:
+        header, pieces, joiner = [], re.split(r"(?<=[.!?])\s+", block), " "
+    out, current = [], []
     for piece in pieces:
-        if current and len(current) + len(piece) + 1 > limit:
-            out.append(current)
-            current = piece
-        else:
-            current = f"{current} {piece}".strip() if current else piece
+        if current and len(joiner.join(header + current + [piece])) > limit:
+            out.append(joiner.join(header + current))
+            current = []
+        current.append(piece)
     if current:
-        out.append(current)
+        out.append(joiner.join(header + current))
     return out
 
 

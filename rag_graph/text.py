@@ -14,15 +14,26 @@ those through to too under until up very was we were what when where which while
 with would you your yours yourself yourselves also may might must shall us ok okay please thanks
 there's what's it's i'm i've i'd we're they're don't doesn't isn't aren't can't won't
 tell know say said does anyone someone something anything need want like much many
+don doesn isn aren wasn weren won shouldn wouldn couldn didn hasn haven
 """.split())
 
-_WORD = re.compile(r"[^\W_]+(?:[.,'’][^\W_]+)*", re.U)
+_WORD = re.compile(r"[^\W_]+(?:[.,'’-][^\W_]+)*", re.U)
 _ITEM = re.compile(r"\s*([-*+]|\d+[.)]|\|)\s")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"”’)]*\s+(?=[\"“(]?[A-Z0-9$£€])")
 
 
 def words(text: str) -> list[str]:
-    return [w.lower().replace("’", "'") for w in _WORD.findall(text)]
+    """Lower-case words; a hyphenated word also yields its joined form and its parts, so
+    "Wi-Fi" matches "wifi" and "wi-fi" alike."""
+    out = []
+    for word in _WORD.findall(text):
+        word = re.sub(r"'(s|re|ve|d|ll|m|t)$", "", word.lower().replace("’", "'"))
+        if "-" in word:
+            out.append(word.replace("-", ""))
+            out.extend(part for part in word.split("-") if part)
+        else:
+            out.append(word)
+    return out
 
 
 def stem(word: str) -> str:
@@ -55,15 +66,42 @@ def idf(document_frequency: int, documents: int) -> float:
     return math.log(1 + (documents + 1) / (document_frequency + 0.5))
 
 
+def _cells(row: str) -> list[str]:
+    return [cell.strip() for cell in row.strip().strip("|").split("|")]
+
+
+def _table_sentences(lines: list[str]) -> list[str]:
+    """One sentence per table row, each value paired with its column header, so that
+    "Storage | 10 GB | 100 GB | 1 TB" still says which plan gets 1 TB."""
+    rows = [line for line in lines if line.strip()]
+    if len(rows) < 3 or not re.fullmatch(r"[|:\-\s]+", rows[1]):
+        return [" — ".join(_cells(row)) for row in rows]
+    header = _cells(rows[0])
+    out = []
+    for row in rows[2:]:
+        cells = _cells(row)
+        if header[0]:
+            out.append("; ".join(f"{h}: {v}" for h, v in zip(header, cells) if v))
+        else:  # first column names the row: "Storage — Starter: 10 GB; Team: 100 GB; …"
+            out.append(f"{cells[0]} — " + "; ".join(f"{h}: {v}" for h, v in zip(header[1:], cells[1:]) if v))
+    return out
+
+
 def sentences(text: str) -> list[str]:
     """Sentences of a markdown body; list items and table rows count as sentences of their own."""
     out = []
     for block in re.split(r"\n\s*\n", text):
         lines = block.splitlines()
-        if any(_ITEM.match(line) or line.count(" | ") >= 2 for line in lines):
+        table = [line for line in lines if line.lstrip().startswith("|")]
+        if len(table) >= 2:
+            prose = [line for line in lines if not line.lstrip().startswith("|")]
+            out.extend(sentences("\n".join(prose)) if prose else [])
+            out.extend(_table_sentences(table))
+            continue
+        if any(_ITEM.match(line) for line in lines):
             items: list[str] = []
             for line in lines:
-                if items and not _ITEM.match(line) and line.count(" | ") < 2:
+                if items and not _ITEM.match(line):
                     items[-1] += " " + line.strip()  # a list item wrapped onto the next line
                 else:
                     items.append(line.strip())

@@ -41,7 +41,8 @@ def _descending(date: str) -> str:
 FRAME_WORDS = frozenset(terms(
     "policy policies rule rules process procedure guideline guidelines option options detail details "
     "information info include includes included cover covers covered offer offers allowed allow "
-    "eligible eligibility apply applies available company companies"))
+    "eligible eligibility apply applies available company companies compare compared comparison "
+    "differ differs difference different versus vs between true correct really actually exactly"))
 
 
 def uncovered_terms(query: str, chunks: list[dict], vocabulary, min_share: float = 0.2) -> list[str]:
