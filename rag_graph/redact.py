@@ -1,33 +1,82 @@
 """Last line of defence on everything a user sees: secrets masked, links limited to cited sources.
 
 Internal front matter fields and internal sections never reach the index (see ingest.py); this
-module handles what document bodies themselves may contain."""
+module handles what document bodies themselves may contain.
+
+Credential formats come from detect-secrets' token detectors (Slack, AWS, GitHub, GitLab, Stripe,
+JWT, private key headers, basic-auth URLs and more), maintained upstream as vendors change their
+formats. Its keyword and high-entropy plugins are tuned for source code (quoted values, whole
+lines), so for prose we reuse their keyword list and entropy measure with a one-token scope, and
+add the few shapes it does not cover: PEM bodies, bearer tokens, newer token prefixes."""
 from __future__ import annotations
 
 import re
 from urllib.parse import urlparse
 
+from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+from detect_secrets.plugins.base import RegexBasedDetector
+from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString, HexHighEntropyString
+from detect_secrets.plugins.keyword import DENYLIST as SECRET_KEYWORDS
+
 MASK = "[redacted]"
 
-_SECRETS = [
-    re.compile(r"xox[abposr]-[A-Za-z0-9-]{10,}"),  # Slack tokens
-    re.compile(r"xapp-\d-[A-Za-z0-9-]{10,}"),
-    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),  # AWS access key ids
-    re.compile(r"\b(?:sk|pk|rk)_(?:live|test)_[0-9A-Za-z]{10,}\b"),  # Stripe-style keys
-    re.compile(r"\bsk-[A-Za-z0-9_-]{20,}\b"),  # OpenAI-style keys
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),  # GitHub tokens
-    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)", re.S),
+# A public IP address is not a credential, and office addresses are legitimate answers.
+_NOT_SECRETS = {"IPPublicDetector"}
+_DETECTED = [pattern for detector in get_mapping_from_secret_type_to_class().values()
+             if issubclass(detector, RegexBasedDetector) and detector.__name__ not in _NOT_SECRETS
+             for pattern in detector.denylist]
+
+_EXTRA = [
+    # detect-secrets flags only the header line; the key material is what must not leak.
+    re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)",
+               re.S),
     re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}"),
-    re.compile(r"(?i)\b(?:password|passwd|pwd|secret|api[_ -]?key|token)\s*[:=]\s*\S+"),
+    re.compile(r"\bxapp-\d-[A-Za-z0-9-]{10,}"),  # Slack app-level tokens
+    re.compile(r"\bxox[a-z]-[A-Za-z0-9-]{10,}"),  # Slack token shapes the detector's pattern misses
+    re.compile(r"\b(?:sk|pk|rk)_(?:live|test)_[0-9A-Za-z]{10,}"),  # Stripe-style keys, test mode too
+    re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}"),  # OpenAI-style keys in their current format
+    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{40,}"),
 ]
+# `password: hunter2`, `api key = abc123`: the keyword list is detect-secrets'; the value is one token.
+_KEYWORD_VALUE = re.compile(
+    r"(?i)\b(?:" + "|".join(SECRET_KEYWORDS) + r"|token|api[ -]key|access[ _-]key|client[ _-]secret)\w*"
+    r"[\"'\]]{0,2}\s*(?::=|=>|[:=])\s*[\"'`]?([^\s\"'`,;]+)")
+# A long unbroken token with high entropy is key material; a URL is left to limit_links.
+_URL_OR_TOKEN = re.compile(r"(https?://[^\s<>)\]|\"']+)|[A-Za-z0-9+/=_-]{32,}")
+_BASE64, _HEX = Base64HighEntropyString(), HexHighEntropyString()
+
+# Citations travel in `citations`; a `[source::section::0]` in the text is a document's forgery.
+_CITATION_MARK = re.compile(r"\s*\[[^\[\]\s]+::[^\[\]\s]*::\d+\]")
 _URL = re.compile(r"https?://[^\s<>)\]|\"']+")
 _MD_LINK = re.compile(r"!?\[([^\]]*)\]\(([^)\s]*)[^)]*\)")
 
 
+def _looks_like_value(value: str) -> bool:
+    # "Password: must be long" is advice, "password: hunter2" is a credential.
+    return len(value) >= 8 or any(not ch.isalpha() for ch in value)
+
+
+def _high_entropy(token: str) -> bool:
+    if re.fullmatch(r"[0-9a-fA-F]+", token):
+        return _HEX.calculate_shannon_entropy(token) > _HEX.entropy_limit
+    return _BASE64.calculate_shannon_entropy(token) > _BASE64.entropy_limit
+
+
+def _mask_span(match: re.Match) -> str:
+    # Some detector patterns include the whitespace or quote around the secret; keep it.
+    text = match.group(0)
+    lead = len(text) - len(text.lstrip(" \t\n\"'=:"))
+    trail = len(text) - len(text.rstrip(" \t\n\"'"))
+    return text[:lead] + MASK + text[len(text) - trail:]
+
+
 def mask_secrets(text: str) -> str:
-    for pattern in _SECRETS:
-        text = pattern.sub(MASK, text)
-    return text
+    for pattern in (*_EXTRA, *_DETECTED):
+        text = pattern.sub(_mask_span, text)
+    text = _KEYWORD_VALUE.sub(
+        lambda m: m.group(0)[: m.start(1) - m.start(0)] + MASK if _looks_like_value(m.group(1)) else m.group(0),
+        text)
+    return _URL_OR_TOKEN.sub(lambda m: MASK if not m.group(1) and _high_entropy(m.group(0)) else m.group(0), text)
 
 
 def limit_links(text: str, allowed_urls: list[str]) -> str:
@@ -39,4 +88,4 @@ def limit_links(text: str, allowed_urls: list[str]) -> str:
 
 
 def clean_for_user(text: str, allowed_urls: list[str]) -> str:
-    return limit_links(mask_secrets(text), allowed_urls)
+    return limit_links(mask_secrets(_CITATION_MARK.sub("", text)), allowed_urls)

@@ -23,10 +23,13 @@ GENERIC_FAILURE = "Something went wrong while I was looking this up. Please try 
 def final_output(state: State, status: str, answer: str, citations=(), confidence: float = 0.0,
                  knowledge_gap: str | None = None) -> FinalOutput:
     urls = [c["url"] for c in citations]
+    # Titles and headings are document text too: a heading can carry a link or a secret.
+    citations = [{**c, "title": clean_for_user(c["title"], urls), "section": clean_for_user(c["section"], urls)}
+                 for c in citations]
     return {
         "status": status,
         "answer": clean_for_user(answer, urls),
-        "citations": list(citations),
+        "citations": citations,
         "confidence": round(confidence, 2),
         "retrieval_attempts": state.get("retrieval_attempts", 0),
         "retrieved_sources": list(dict.fromkeys(c["source_id"] for c in state.get("retrieved_chunks", []))),

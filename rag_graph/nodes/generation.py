@@ -7,6 +7,7 @@ from langgraph.runtime import Runtime
 
 from ..context import Deps
 from ..generation import render_prompt
+from ..injection import quarantine
 from ..state import State
 from .retrieval import CONTEXT_SIZE
 
@@ -17,6 +18,8 @@ def build_augmented_prompt(state: State, runtime: Runtime[Deps]) -> dict:
     context = state["ranked_chunks"][:CONTEXT_SIZE]
     have = {c["chunk_id"] for c in context}
     context += [c for c in state.get("related_chunks", []) if c["chunk_id"] not in have]
+    # Document text is data: paragraphs that give orders never reach the generator or grounding.
+    context = [quarantine(c) for c in context]
     sources = {c["source_id"]: {"title": c["title"], "url": c.get("url", ""), "status": c.get("status", ""),
                                 "effective_date": c.get("effective_date", ""), "authority": c.get("authority")}
                for c in context}
