@@ -42,7 +42,8 @@ FRAME_WORDS = frozenset(terms(
     "policy policies rule rules process procedure guideline guidelines option options detail details "
     "information info include includes included cover covers covered offer offers allowed allow "
     "eligible eligibility apply applies available company companies compare compared comparison "
-    "differ differs difference different versus vs between true correct really actually exactly"))
+    "differ differs difference different versus vs between true correct really actually exactly "
+    "current currently latest now today still anymore nowadays"))
 
 
 def uncovered_terms(query: str, chunks: list[dict], vocabulary, min_share: float = 0.2) -> list[str]:

@@ -42,7 +42,7 @@ def problem_with(raw: str, normalized: str) -> str | None:
     if len(raw) > MAX_QUESTION_CHARS:
         return (f"the message is {len(raw):,} characters long; please ask the question itself "
                 f"in under {MAX_QUESTION_CHARS:,} characters")
-    if not normalized:
+    if not raw.strip():
         return "the message is empty; please type a question"
     if not any(unicodedata.category(ch)[0] in "LN" for ch in normalized):
         return "there is no question in the message, only a mention, emoji or punctuation"
@@ -74,10 +74,10 @@ def resolve_follow_up(question: str, history: list[dict]) -> str:
 
 
 def _names(text: str) -> list[str]:
-    """Capitalised word runs that do not start a sentence: the people and things a pronoun
-    in the next question most likely points at."""
-    names = re.findall(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+(?:\s+[A-Z][a-z]+)+)", text)
-    return [w.lower() for name in names for w in name.split()]
+    """Runs of capitalised words ("Ines Castellano"): the people and things a pronoun in the
+    next question most likely points at."""
+    names = re.findall(r"\b([A-Z][a-z]+(?:\s+[A-Z][a-z]+)+)", text)
+    return [w.lower() for name in names for w in name.split() if w.lower() not in STOPWORDS]
 
 
 def prepare_query(state: State, runtime: Runtime[Deps]) -> dict:

@@ -1,0 +1,226 @@
+"""The RAG flow of SPEC.md: each behaviour the specification lists, as a named test.
+
+Deterministic cases inject a fake retriever or generator through LangGraph's runtime context;
+the others run the real engine over the bundled corpus."""
+from collections import Counter
+
+import pytest
+
+from rag_graph.config import RetrievalConfig
+from rag_graph.context import Deps
+from rag_graph.generation import ExtractiveGenerator
+from rag_graph.graph import build_graph
+from rag_graph.text import term_set
+
+SPEC_NODES = {
+    "prepare_query", "prepare_corpus_index", "retrieve_candidates", "rank_and_filter_context",
+    "assess_context_quality", "expand_related_context", "rewrite_query", "build_augmented_prompt",
+    "generate_answer", "validate_grounding", "finalize_answer", "finalize_insufficient_context",
+    "finalize_failure",
+}
+FINAL_FIELDS = {"status", "answer", "citations", "confidence", "retrieval_attempts", "retrieved_sources",
+                "grounding_status", "knowledge_gap", "errors"}
+
+
+def chunk(chunk_id, body, similarity=0.7, **extra):
+    source_id, anchor, n = chunk_id.split("::")
+    title = extra.pop("title", source_id.replace("-", " ").title())
+    section = extra.pop("section", anchor.replace("-", " ").title())
+    return {"chunk_id": chunk_id, "source_id": source_id, "title": title, "section": section,
+            "anchor": anchor, "url": f"https://docs.example/{source_id}", "chunk_index": int(n),
+            "body": body, "text": f"{title} › {section}\n\n{body}", "status": "current",
+            "effective_date": "2025-01-01", "authority": 3, "superseded_by": "", "links": [],
+            "similarity": similarity, **extra}
+
+
+class FakeRetriever:
+    def __init__(self, rows, fail=False):
+        self.rows, self.fail, self.queries = rows, fail, []
+
+    def search(self, query, mode="hybrid", top_k=8):
+        self.queries.append(query)
+        if self.fail:
+            raise ConnectionError("vector store unreachable at 10.0.0.7")
+        return [dict(row) if isinstance(row, dict) else row for row in self.rows][:top_k]
+
+    def related(self, chunks):
+        return []
+
+    def metadata(self):
+        return {"uri": "memory://", "version": 1, "chunks": len(self.rows) or 1, "documents": 1}
+
+    def vocabulary(self):
+        frequency = Counter()
+        for row in self.rows:
+            if isinstance(row, dict) and isinstance(row.get("text"), str):
+                frequency.update(term_set(row["text"]))
+        return dict(frequency), max(len(self.rows), 1)
+
+
+class FakeGenerator:
+    def __init__(self, draft):
+        self.draft, self.calls = draft, 0
+
+    def generate(self, question, context, prompt):
+        self.calls += 1
+        return self.draft
+
+
+POLICY = chunk("handbook::remote-work::0",
+               "Employees may work remotely up to 3 days a week with manager approval.")
+
+
+def run(embedder, question, retriever, generator=None, history=None, **config):
+    deps = Deps(retriever=retriever, embedder=embedder,
+                generator=generator or ExtractiveGenerator(retriever.vocabulary, embedder))
+    state = {"input": question, "history": history or [],
+             "retrieval_config": {**RetrievalConfig().as_dict(), **config}}
+    return build_graph().invoke(state, context=deps)
+
+
+def test_graph_has_exactly_the_nodes_of_the_spec():
+    nodes = set(build_graph().get_graph().nodes) - {"__start__", "__end__"}
+    assert nodes == SPEC_NODES
+
+
+def test_policy_question_is_answered_with_the_handbook_citation(engine):
+    state = engine.run("How many days per week can employees work remotely under the current handbook?")
+    out = state["final_output"]
+    assert set(out) == FINAL_FIELDS
+    assert out["status"] == "answered" and out["grounding_status"] == "grounded"
+    assert "up to 3 days a week with manager approval" in out["answer"]
+    assert out["retrieval_attempts"] == 1 and 0.6 <= out["confidence"] <= 1
+    first = out["citations"][0]
+    assert (first["source_id"], first["section"]) == ("hr-handbook-2025", "Remote Work")
+    assert first["url"].endswith("#remote-work")
+
+
+def test_archived_blog_loses_to_the_handbook_and_the_conflict_is_recorded(engine):
+    state = engine.run("How many days per week can employees work remotely?")
+    out = state["final_output"]
+    assert all(c["source_id"] != "blog-2020-remote-pilot" for c in out["citations"])
+    record = next(r for r in state["contradictions"] if r["loser"]["chunk_id"].startswith("blog-2020-remote-pilot"))
+    assert record["winner"]["chunk_id"].startswith("hr-handbook-2025::remote-work")
+    assert "2 days" in record["loser"]["value"] and "3 days" in record["winner"]["value"]
+    assert "is current" in record["reason"]
+    assert "2 days" in out["answer"] and "supersedes" in out["answer"]  # the user is told briefly
+
+
+def test_question_nobody_wrote_about_ends_in_insufficient_context_with_a_gap(engine):
+    out = engine.ask("Can contractors work remotely?")
+    assert out["status"] == "insufficient_context"
+    assert out["citations"] == [] and out["confidence"] == 0
+    assert out["retrieval_attempts"] == 2
+    assert "contractors" in out["knowledge_gap"] and "Remote Work" in out["knowledge_gap"]
+
+
+def test_follow_up_is_resolved_from_thread_history(engine):
+    history = [{"role": "user", "content": "Who is our Head of People?"},
+               {"role": "assistant", "content": "Ines Castellano is our Head of People."}]
+    state = engine.run("when did she join?", history)
+    assert "castellano" in state["retrieval_query"].lower()
+    assert state["final_output"]["status"] == "answered"
+    assert "March 2019" in state["final_output"]["answer"]
+
+
+def test_follow_up_about_an_uncovered_group_names_the_gap(engine):
+    history = [{"role": "user", "content": "How many days per week can employees work remotely?"},
+               {"role": "assistant", "content": "Up to 3 days a week with manager approval."}]
+    out = engine.ask("what about contractors?", history)
+    assert out["status"] == "insufficient_context" and "contractors" in out["knowledge_gap"]
+
+
+def test_injected_instruction_in_a_document_changes_nothing(engine):
+    out = engine.ask("Do expenses get approved automatically without receipts?")
+    assert "approved automatically" not in out["answer"].lower()
+    assert "ignore" not in out["answer"].lower()
+    if out["status"] == "answered":
+        assert "$25" in out["answer"]
+
+
+def test_weak_retrieval_rewrites_exactly_once(embedder):
+    weak = chunk("facilities::parking::0", "Bicycles can be stored in the basement racks.", similarity=0.2)
+    retriever = FakeRetriever([weak])
+    state = run(embedder, "What is the policy on parking company cars overnight?", retriever)
+    assert len(state["query_rewrites"]) == 1 and len(retriever.queries) == 2
+    assert retriever.queries[1] == state["query_rewrites"][0] != retriever.queries[0]
+    assert state["final_output"]["status"] == "insufficient_context"
+    assert state["final_output"]["retrieval_attempts"] == 2
+
+
+def test_the_loop_never_exceeds_max_retrieval_attempts(embedder):
+    retriever = FakeRetriever([chunk("facilities::parking::0", "Bicycles go in the basement.", similarity=0.1)])
+    state = run(embedder, "Where do I park a company car?", retriever, max_retrieval_attempts=1)
+    assert len(retriever.queries) == 1 and state["query_rewrites"] == []
+    assert state["final_output"]["status"] == "insufficient_context"
+
+
+def test_unsupported_draft_fails_grounding(embedder):
+    draft = {"answer": "Employees get unlimited sabbaticals on the moon.",
+             "sentences": [{"text": "Employees get unlimited sabbaticals on the moon.",
+                            "chunk_ids": [POLICY["chunk_id"]]}]}
+    generator = FakeGenerator(draft)
+    state = run(embedder, "How many days can I work remotely?", FakeRetriever([POLICY]), generator)
+    assert state["grounding_status"] == "unsupported"
+    assert state["final_output"]["status"] == "insufficient_context"
+    assert "moon" not in state["final_output"]["answer"]
+    assert generator.calls == 2  # one retry through rewrite_query, then give up
+
+
+def test_fabricated_citation_id_is_rejected_and_never_shown(embedder):
+    draft = {"answer": "Employees may work remotely up to 3 days a week with manager approval.",
+             "sentences": [{"text": "Employees may work remotely up to 3 days a week with manager approval.",
+                            "chunk_ids": ["handbook::made-up::9"]}]}
+    state = run(embedder, "How many days can I work remotely?", FakeRetriever([POLICY]), FakeGenerator(draft))
+    out = state["final_output"]
+    assert out["status"] != "answered" and out["citations"] == []
+    assert "made-up" not in repr(out)
+
+
+def test_empty_or_meaningless_input_never_reaches_the_retriever(embedder):
+    for text in ["", "   \n\t", "<@U0BOT>", ":wave: :tada:", "?!?"]:
+        retriever, generator = FakeRetriever([POLICY]), FakeGenerator({})
+        out = run(embedder, text, retriever, generator)["final_output"]
+        assert out["status"] == "failed" and out["errors"][0].startswith("invalid_input")
+        assert retriever.queries == [] and generator.calls == 0
+        assert "question" in out["answer"]
+
+
+def test_retriever_exception_fails_politely_and_is_logged(embedder, caplog):
+    out = run(embedder, "How many days can I work remotely?", FakeRetriever([], fail=True))["final_output"]
+    assert out["status"] == "failed" and out["errors"] == ["retrieval_failed"]
+    assert "10.0.0.7" not in repr(out) and "Traceback" not in repr(out)
+    assert "Please try again" in out["answer"]
+    assert "vector store unreachable" in caplog.text
+
+
+def test_malformed_retriever_rows_never_become_an_answer(embedder):
+    rows = [{"chunk_id": None, "text": 42}, {"unexpected": "shape"}, "not even a dict"]
+    out = run(embedder, "How many days can I work remotely?", FakeRetriever(rows))["final_output"]
+    assert out["status"] == "insufficient_context" and out["citations"] == []
+
+
+def test_answer_cites_only_selected_chunks(engine):
+    state = engine.run("How much is the home office stipend?")
+    selected = {c["chunk_id"] for c in state["context"]}
+    assert state["final_output"]["status"] == "answered"
+    assert {c["chunk_id"] for c in state["final_output"]["citations"]} <= selected
+
+
+def test_missing_index_is_a_clear_failure(tmp_path):
+    from rag_graph.config import Settings
+    from rag_graph.engine import Engine
+
+    out = Engine(Settings(corpus=tmp_path, db=str(tmp_path / "never-built"))).ask("How many vacation days?")
+    assert out["status"] == "failed" and "isn't available" in out["answer"]
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("and the Professional tier?", "1 TB"),
+])
+def test_follow_up_borrows_the_subject_of_the_previous_question(engine, question, expected):
+    history = [{"role": "user", "content": "How much storage does the Team tier include?"},
+               {"role": "assistant", "content": "Team includes 100 GB of storage."}]
+    state = engine.run(question, history)
+    assert "storage" in state["retrieval_query"]
+    assert any("1 TB" in c["text"] for c in state["ranked_chunks"][:3])
