@@ -1,0 +1,66 @@
+"""The `citebot` command as a user runs it: a real subprocess, the bundled corpus, a temp index."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BUNDLED_CORPUS, ROOT
+
+
+def citebot(*args, stdin=None, db):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "CITEBOT_DB": str(db), "CITEBOT_CORPUS": str(BUNDLED_CORPUS)}
+    return subprocess.run([sys.executable, "-m", "bot.cli", *args], input=stdin, capture_output=True,
+                          text=True, env=env, cwd=ROOT, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    return tmp_path_factory.mktemp("cli") / "lancedb"
+
+
+def test_index_twice_embeds_nothing_the_second_time(db):
+    first = citebot("index", "--json", db=db)
+    assert first.returncode == 0, first.stderr
+    stats = json.loads(first.stdout)
+    assert set(stats) == {"documents", "chunks", "embedded", "deleted", "seconds"}
+    assert stats["embedded"] == stats["chunks"] > 100
+    assert "malformed-front-matter.md" in first.stderr  # skipped, and the user is told which file
+    again = json.loads(citebot("index", "--json", db=db).stdout)
+    assert again["embedded"] == 0 and again["chunks"] == stats["chunks"]
+
+
+def test_ask_json_prints_the_final_output(db):
+    result = citebot("ask", "--json", "How many days per week can employees work remotely?", db=db)
+    out = json.loads(result.stdout)
+    assert out["status"] == "answered"
+    assert out["citations"][0]["source_id"] == "hr-handbook-2025"
+    assert out["citations"][0]["section"] == "Remote Work"
+
+
+def test_ask_with_history_file_resolves_a_follow_up(db, tmp_path):
+    history = tmp_path / "history.json"
+    history.write_text(json.dumps([
+        {"role": "user", "content": "How many days per week can employees work remotely?"},
+        {"role": "assistant", "content": "Up to 3 days a week with manager approval."}]))
+    out = json.loads(citebot("ask", "--json", "--history", str(history), "what about contractors?", db=db).stdout)
+    assert out["status"] == "insufficient_context" and "contractors" in out["knowledge_gap"]
+
+
+def test_chat_keeps_one_thread_across_lines(db):
+    result = citebot("chat", db=db, stdin="Who is our Head of People?\nwhen did she join?\n")
+    assert result.returncode == 0, result.stderr
+    assert "March 2019" in result.stdout.split("> when did she join?")[1]
+
+
+def test_graph_prints_a_mermaid_diagram(db):
+    result = citebot("graph", "--mermaid", db=db)
+    assert result.stdout.startswith("---") or "graph TD" in result.stdout
+    assert "rewrite_query" in result.stdout and "finalize_insufficient_context" in result.stdout
+
+
+def test_missing_corpus_is_a_clear_error_not_a_traceback(db, tmp_path):
+    result = citebot("index", "--corpus", str(tmp_path / "nowhere"), db=db)
+    assert result.returncode == 2
+    assert "corpus folder not found" in result.stderr and "Traceback" not in result.stderr
