@@ -109,8 +109,9 @@ class Index:
         if table is None:
             return
         tags = table.tags.list()
-        if SERVING_TAG in tags:
-            table.checkout(tags[SERVING_TAG]["version"])
+        if SERVING_TAG not in tags:
+            return  # a first build that never finished (killed half-way): nothing was published
+        table.checkout(tags[SERVING_TAG]["version"])
         self._serving = table
         self.documents = len(set(_column(table, "source_id")))
 
@@ -239,6 +240,15 @@ class Index:
         if table is not None and not changed and not removed:
             # Nothing to do: do not even load the embedding model.
             if self._serving is None or self._serving.version != table.version:
+                # The latest version was written by a refresh that died before publishing it:
+                # finish its indexes and check it like any other before it may serve.
+                try:
+                    self._update_indexes(table)
+                    self._validate(table, wanted)
+                except Exception as error:
+                    log.exception("unpublished version failed validation")
+                    raise RefreshError(f"reload failed ({type(error).__name__}: {error}); "
+                                       "the previous index keeps serving") from error
                 self._publish(table)
             return self._finish(corpus, 0, 0, started, table.version)
 
