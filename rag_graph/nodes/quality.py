@@ -10,7 +10,7 @@ from .evidence import foreign_terms, query_weights, relevance_scores, uncovered_
 
 MIN_COVERAGE = 0.5  # a chunk below the similarity threshold survives if it holds half the query
 STRONG_SIMILARITY = 0.5  # a match this close needs no lexical confirmation
-STRONG_COVERAGE = 0.6
+STRONG_COVERAGE = 0.5
 SAME_TOPIC = 0.4  # term overlap of two sentences that state the same rule
 
 

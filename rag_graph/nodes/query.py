@@ -60,17 +60,28 @@ def resolve_follow_up(question: str, history: list[dict]) -> str:
     referring = any(w in _REFERRING for w in words(question))
     if len(own) > 3 and not lowered.startswith(_FOLLOW_UP_OPENERS) and not referring:
         return question
+    # "what about Team?" after a question on Enterprise swaps the entity: the new question's
+    # own name replaces the old one instead of joining it.
+    asked_before = " ".join(t["content"] for t in history if t["role"] == "user")
+    swapped = set(_capitalised(asked_before)) if _capitalised(question) else set()
     carried: list[str] = []
     for turn in reversed(history):
         if turn["role"] == "user":
             carried += [w for w in words(turn["content"])
-                        if w not in STOPWORDS and w not in _QUESTION_WORDS and w not in own]
+                        if w not in STOPWORDS and w not in _QUESTION_WORDS and w not in own and w not in swapped]
         elif referring and not carried:
             carried += _names(turn["content"])
         if len(carried) >= 3:
             break
     carried = list(dict.fromkeys(carried))
     return f"{question} ({' '.join(carried)})" if carried else question
+
+
+def _capitalised(text: str) -> list[str]:
+    """Capitalised words that do not start a sentence ("Team" in "what about Team?"); acronyms
+    such as SLA are vocabulary, not names."""
+    return [w.lower() for w in re.findall(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z][\w-]*)", text.strip())
+            if w.lower() not in STOPWORDS]
 
 
 def _names(text: str) -> list[str]:

@@ -12,13 +12,17 @@ from .evidence import relevance_scores
 log = logging.getLogger(__name__)
 
 REQUIRED_FIELDS = ("chunk_id", "source_id", "title", "text", "body")
+NUMERIC_FIELDS = ("chunk_index", "authority")  # optional, but numbers when present
 CONTEXT_SIZE = 5  # chunks the answer may draw on; more dilutes the extractive pick
+CANDIDATES = 30  # rows fetched for re-ranking: cheap, and the right chunk is often 10th–30th by fused rank
 
 
 def prepare_corpus_index(state: State, runtime: Runtime[Deps]) -> dict:
     """Open the already built index (a question never triggers embedding of the corpus)."""
     try:
         metadata = runtime.context.retriever.metadata()
+        if not isinstance(metadata, dict):
+            raise TypeError(f"index metadata is a {type(metadata).__name__}, not a dict")
     except Exception as error:  # the index is missing or unreadable
         log.warning("index unavailable: %s", error)
         return {"errors": [*state.get("errors", []), "index_unavailable"]}
@@ -32,15 +36,29 @@ def retrieve_candidates(state: State, runtime: Runtime[Deps]) -> dict:
     attempts = state.get("retrieval_attempts", 0) + 1
     try:
         rows = runtime.context.retriever.search(
-            state["retrieval_query"], mode=state["retrieval_strategy"], top_k=config["top_k"] * 2)
+            state["retrieval_query"], mode=state["retrieval_strategy"], top_k=max(CANDIDATES, config["top_k"] * 2))
     except Exception:
         log.exception("retriever failed for attempt %d", attempts)
         return {"retrieval_attempts": attempts, "errors": [*state.get("errors", []), "retrieval_failed"]}
-    good = [row for row in rows if isinstance(row, dict) and all(
-        isinstance(row.get(name), str) and row.get(name) for name in REQUIRED_FIELDS)]
+    if not isinstance(rows, list):
+        log.warning("retriever returned a %s instead of a list of rows", type(rows).__name__)
+        return {"retrieval_attempts": attempts, "errors": [*state.get("errors", []), "retrieval_failed"]}
+    good = [row for row in rows if _well_formed(row)]
     if len(good) < len(rows):
         log.warning("dropped %d malformed retriever rows", len(rows) - len(good))
     return {"retrieval_attempts": attempts, "retrieved_chunks": good}
+
+
+def _well_formed(row) -> bool:
+    """Text fields are non-empty strings and scores are numbers: ranking does arithmetic on them."""
+    return (isinstance(row, dict)
+            and all(isinstance(row.get(name), str) and row.get(name) for name in REQUIRED_FIELDS)
+            and _is_number(row.get("similarity"))
+            and all(row.get(name) is None or _is_number(row[name]) for name in NUMERIC_FIELDS))
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def expand_related_context(state: State, runtime: Runtime[Deps]) -> dict:
