@@ -1,15 +1,26 @@
-"""Talking to the bot as Slack does: signed requests posted with urllib, and helpers to read
-what the bot sent to FakeSlack."""
+"""The real Bolt app, served over HTTP on a free loopback port against FakeSlack, and helpers
+to talk to it as Slack does (signed requests posted with urllib) and read what it sent.
+
+The fixtures live here, not in a tests/bot/conftest.py: a second module named `conftest`
+would shadow tests/conftest.py for `from conftest import …` elsewhere. Test modules import
+the fixtures they use."""
 from __future__ import annotations
 
 import json
+import shutil
+import threading
 import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
+from pathlib import Path
 
+import pytest
+
+from bot.app import EVENTS_PATH, build_app, make_http_server
 from fake_slack import FakeSlack, action_body, command_body, event_body, signed_headers
 from rag_graph.config import Settings
+from rag_graph.engine import Engine
 
 SECRET = "test-signing-secret"
 ADMIN = "UADMIN"
@@ -85,3 +96,45 @@ class Bot:
     def click(self, payload: dict) -> int:
         status, _ = self.post(action_body(payload))
         return status
+
+
+@pytest.fixture
+def fake():
+    with FakeSlack() as slack:
+        yield slack
+
+
+@pytest.fixture
+def start_bot(fake, tmp_path):
+    """start_bot(engine, **settings) -> Bot, served until the test ends."""
+    servers = []
+
+    def start(engine: Engine, **overrides) -> Bot:
+        settings = Settings(**{
+            "slack_bot_token": "xoxb-test", "slack_signing_secret": SECRET, "slack_api_url": fake.url,
+            "admin_user_ids": (ADMIN,), "feedback_path": tmp_path / "feedback.jsonl", **overrides})
+        server = make_http_server(build_app(settings, engine), host="127.0.0.1", port=0)
+        threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+        servers.append(server)
+        return Bot(fake, f"http://127.0.0.1:{server.server_port}{EVENTS_PATH}", settings)
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def bot(start_bot, engine) -> Bot:
+    return start_bot(engine)
+
+
+@pytest.fixture
+def own_engine(engine, corpus_copy, tmp_path) -> Engine:
+    """An engine of its own over a writable corpus copy, for tests that reload. Its database
+    starts as a copy of the session index, so the first refresh has nothing to embed."""
+    db = tmp_path / "lancedb"
+    shutil.copytree(Path(engine.settings.db), db)
+    own = Engine(Settings(corpus=corpus_copy, db=str(db)))
+    own.refresh()
+    return own

@@ -2,7 +2,8 @@
 import shutil
 import threading
 
-from bot_harness import ADMIN, QUESTION, mrkdwn_of, quiet_for
+from bot_harness import (  # noqa: F401 (fixtures)
+    ADMIN, QUESTION, bot, fake, mrkdwn_of, own_engine, quiet_for, start_bot)
 
 
 def responses(fake, name="cmd"):

@@ -3,7 +3,7 @@ import logging
 import time
 
 from bot.render import PLACEHOLDER
-from bot_harness import QUESTION, blocks_of, mrkdwn_of
+from bot_harness import QUESTION, blocks_of, bot, fake, mrkdwn_of, start_bot  # noqa: F401 (fixtures)
 
 CITATION = "<https://handbook.orrinfold.example/2025#remote-work|Employee Handbook 2025 › Remote Work>"
 
@@ -48,8 +48,12 @@ def test_follow_up_without_mention_is_answered_with_the_thread_as_context(bot, f
 
 
 def test_unanswerable_question_gets_i_dont_know_with_the_gap_and_where_to_ask(bot, fake):
+    posted = time.time()
     bot.mention("Can contractors work remotely?")
+    placeholder = fake.wait_for("chat.postMessage")[0]
     update = fake.wait_for("chat.update", timeout=30)[0]
+    print(f"\n(don't know, 2 retrieval passes) event -> placeholder {placeholder.time - posted:.3f} s, "
+          f"event -> final chat.update {update.time - posted:.3f} s")
     shown = mrkdwn_of(update)
     assert "*I don't know.*" in shown
     assert "*What's missing:*" in shown and "contractors" in shown

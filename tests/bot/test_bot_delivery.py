@@ -1,7 +1,7 @@
 """Slack's delivery quirks and the messages Citebot must leave alone."""
 import logging
 
-from bot_harness import QUESTION, quiet_for
+from bot_harness import QUESTION, bot, fake, quiet_for, start_bot  # noqa: F401 (fixtures)
 from fake_slack import event_body
 
 MENTION_TS = "1700000100.000100"

@@ -1,6 +1,6 @@
 """Feedback buttons under an answer: the click is acknowledged and recorded."""
 from bot.feedback import FeedbackLog
-from bot_harness import QUESTION, blocks_of
+from bot_harness import QUESTION, blocks_of, bot, fake, start_bot  # noqa: F401 (fixtures)
 
 
 def test_a_feedback_click_is_recorded_and_thanked(bot, fake):
