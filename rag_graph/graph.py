@@ -24,8 +24,20 @@ from .nodes.query import prepare_query, rewrite_query
 from .nodes.retrieval import expand_related_context, prepare_corpus_index, retrieve_candidates
 from .state import State
 
-# Only a chat model's transient faults are worth a second try; a bug is not.
-GENERATION_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.5, retry_on=(TimeoutError, ConnectionError))
+_TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+
+
+def is_transient(error: Exception) -> bool:
+    """Only a chat model's transient faults are worth a second try: timeouts, dropped
+    connections, and the rate limits and server errors that provider SDKs raise with the HTTP
+    status on the exception (or on its response). A bug or a bad request is not."""
+    if isinstance(error, (TimeoutError, ConnectionError)):
+        return True
+    status = getattr(error, "status_code", None) or getattr(getattr(error, "response", None), "status_code", None)
+    return status in _TRANSIENT_STATUS
+
+
+GENERATION_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.5, retry_on=is_transient)
 
 
 def question_is_valid(state: State) -> str:

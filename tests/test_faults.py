@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -226,3 +227,238 @@ def test_first_build_killed_half_way_is_never_served(tmp_path, small_corpus, emb
     assert output["status"] == "failed" and "isn't available" in output["answer"]
     engine.refresh()
     assert engine.ask(REMOTE)["status"] == "answered"
+
+
+# ---- retriever and embedder faults at question time -------------------------------------------
+
+@pytest.fixture(scope="module")
+def twin(engine):
+    """A second Engine over the session index, whose dependencies each test may swap."""
+    twin = Engine(engine.settings)
+    twin.real_deps = twin.deps
+    return twin
+
+
+class FaultyRetriever:
+    """The real index, but one method misbehaves: `faults` maps a method name to an exception to
+    raise or a function of the real result that returns what the retriever hands back."""
+
+    def __init__(self, real, **faults):
+        self.real, self.faults = real, faults
+
+    def _call(self, name, *args, **kwargs):
+        fault = self.faults.get(name)
+        if isinstance(fault, BaseException):
+            raise fault
+        result = getattr(self.real, name)(*args, **kwargs)
+        return fault(result) if fault else result
+
+    def search(self, query, mode="hybrid", top_k=8):
+        return self._call("search", query, mode=mode, top_k=top_k)
+
+    def related(self, chunks):
+        return self._call("related", chunks)
+
+    def metadata(self):
+        return self._call("metadata")
+
+    def vocabulary(self):
+        return self._call("vocabulary")
+
+
+def _each(change):
+    return lambda rows: [change(dict(row)) for row in rows]
+
+
+def _set(**values):
+    return _each(lambda row: {**row, **values})
+
+
+RETRIEVER_FAULTS = {
+    "search raises": {"search": RuntimeError("lance: corrupt fragment")},
+    "search times out": {"search": TimeoutError("search timed out")},
+    "search returns None": {"search": lambda rows: None},
+    "search returns a dict": {"search": lambda rows: {"rows": rows}},
+    "search returns nothing": {"search": lambda rows: []},
+    "rows are strings": {"search": lambda rows: [json.dumps(r, default=str) for r in rows]},
+    "rows lack text": {"search": _each(lambda r: {k: v for k, v in r.items() if k not in ("text", "body")})},
+    "text is None": {"search": _set(text=None, body=None)},
+    "text is a number": {"search": _set(text=42, body=42)},
+    "similarity is a string": {"search": _set(similarity="high")},
+    "similarity is NaN": {"search": _set(similarity=math.nan)},
+    "similarity is None": {"search": _set(similarity=None)},
+    "similarity is huge": {"search": _set(similarity=1e9)},
+    "chunk_index is a string": {"search": _set(chunk_index="first")},
+    "authority is a string": {"search": _set(authority="very high")},
+    "links is a string": {"search": _set(links="hr-handbook-2025")},
+    "status is None": {"search": _set(status=None)},
+    "every row twice": {"search": lambda rows: rows + rows},
+    "bodies swapped": {"search": lambda rows: [{**r, "body": rows[-1 - i]["body"], "text": rows[-1 - i]["text"]}
+                                               for i, r in enumerate(rows)]},
+    "a megabyte of text": {"search": _set(text="remote work days " * 60_000, body="remote work days " * 60_000)},
+    "metadata raises": {"metadata": OSError("table missing")},
+    "metadata empty": {"metadata": lambda meta: {}},
+    "metadata not a dict": {"metadata": lambda meta: None},
+    "vocabulary raises": {"vocabulary": RuntimeError("vocabulary unavailable")},
+    "vocabulary malformed": {"vocabulary": lambda vocabulary: ({}, 0)},
+    "related raises": {"related": TimeoutError("related lookup timed out")},
+    "related returns junk": {"related": lambda rows: [{"chunk_id": None}, "junk", 7]},
+}
+
+
+def _assert_controlled(state: dict) -> dict:
+    output = state["final_output"]
+    assert output["status"] in ("answered", "insufficient_context", "failed"), output
+    assert output["answer"].strip() and "Traceback" not in output["answer"]
+    if output["status"] == "answered":
+        selected = {c["chunk_id"] for c in state["context"]}
+        assert output["grounding_status"] == "grounded" and output["citations"]
+        assert {c["chunk_id"] for c in output["citations"]} <= selected
+        for citation in output["citations"]:  # and the cited text really says it
+            chunk = next(c for c in state["context"] if c["chunk_id"] == citation["chunk_id"])
+            assert isinstance(chunk["text"], str)
+    else:
+        assert output["citations"] == []
+    return output
+
+
+@pytest.mark.parametrize("fault", RETRIEVER_FAULTS, ids=list(RETRIEVER_FAULTS))
+def test_retriever_fault_ends_in_a_controlled_result(twin, fault):
+    twin.deps = Deps(retriever=FaultyRetriever(twin.index, **RETRIEVER_FAULTS[fault]),
+                     embedder=twin.embedder, generator=twin.real_deps.generator)
+    try:
+        output = _assert_controlled(twin.run(REMOTE))
+    finally:
+        twin.deps = twin.real_deps
+    if fault != "vocabulary raises":  # (that one is caught by Engine.run's last-resort handler)
+        assert "internal_error" not in output["errors"], "a node crashed on this retriever output"
+    if fault.startswith(("search raises", "search times out", "metadata")):
+        assert output["status"] == "failed"
+    if fault.startswith(("rows", "text is", "search returns")):
+        assert output["status"] != "answered"
+
+
+class FaultyEmbedder:
+    def __init__(self, real, fault):
+        self.real, self.fault = real, fault
+        self.model_name, self.dimension = real.model_name, real.dimension
+
+    def encode(self, texts):
+        if isinstance(self.fault, BaseException):
+            raise self.fault
+        return self.fault(self.real.encode(texts))
+
+    def encode_query(self, text):
+        return self.encode([text])[0]
+
+
+EMBEDDER_FAULTS = {
+    "raises": RuntimeError("model crashed"),
+    "times out": TimeoutError("embedding timed out"),
+    "NaN vectors": lambda v: np.full_like(v, np.nan),
+    "zero vectors": lambda v: np.zeros_like(v),
+    "one row short": lambda v: v[:-1],
+    "wrong dimension": lambda v: v[:, :10],
+    "not an array": lambda v: v.tolist(),
+}
+
+
+@pytest.mark.parametrize("where", ["index (query vector)", "graph (quality and grounding checks)"])
+@pytest.mark.parametrize("fault", EMBEDDER_FAULTS, ids=list(EMBEDDER_FAULTS))
+def test_embedder_fault_ends_in_a_controlled_result(twin, fault, where):
+    broken = FaultyEmbedder(twin.embedder, EMBEDDER_FAULTS[fault])
+    if where.startswith("index"):
+        retriever = Index(twin.settings.db, broken)
+        twin.deps = Deps(retriever=retriever, embedder=twin.embedder, generator=twin.real_deps.generator)
+    else:
+        twin.deps = Deps(retriever=twin.index, embedder=broken, generator=twin.real_deps.generator)
+    try:
+        _assert_controlled(twin.run(REMOTE))
+    finally:
+        twin.deps = twin.real_deps
+
+
+# ---- chat model faults ------------------------------------------------------------------------
+
+class ProviderError(Exception):
+    """What provider SDKs raise for an HTTP error: the status rides on the exception."""
+
+    def __init__(self, status_code: int):
+        super().__init__(f"HTTP {status_code}")
+        self.status_code = status_code
+
+
+class ScriptedModel(BaseChatModel):
+    """Plays `script` one step per call (the last step repeats): an exception to raise, a string
+    to reply, or "GOOD" for a correct, cited answer taken from the first document."""
+
+    script: list = []
+    calls: int = 0
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-fake"
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+        step = self.script[min(self.calls, len(self.script) - 1)]
+        self.calls += 1
+        if isinstance(step, BaseException):
+            raise step
+        if step == "GOOD":
+            chunk_id, body = re.search(r'<document chunk_id="([^"]+)"[^>]*>\n(.*?)\n</document>',
+                                       messages[-1].content, re.S).groups()
+            first = re.split(r"(?<=[.!?])\s", body.strip())[0]
+            step = f"{first} [{chunk_id}]"
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=step))])
+
+
+MODEL_FAULTS = {
+    # name: (script, statuses allowed, expected number of model calls)
+    "timeout every time": ([TimeoutError("read timed out")], {"failed"}, 3),
+    "timeout once": ([TimeoutError("read timed out"), "GOOD"], {"answered"}, 2),
+    "connection reset every time": ([ConnectionError("reset by peer")], {"failed"}, 3),
+    "503 every time": ([ProviderError(503)], {"failed"}, 3),
+    "500 once": ([ProviderError(500), "GOOD"], {"answered"}, 2),
+    "rate limited every time": ([ProviderError(429)], {"failed"}, 3),
+    "rate limited once": ([ProviderError(429), "GOOD"], {"answered"}, 2),
+    "400 bad request": ([ProviderError(400)], {"failed"}, 1),
+    "a bug in the client": ([KeyError("choices")], {"failed"}, 1),
+    "empty output": ([""], {"insufficient_context"}, 2),
+    "whitespace output": (["   \n  "], {"insufficient_context"}, 2),
+    "says INSUFFICIENT_CONTEXT": (["INSUFFICIENT_CONTEXT"], {"insufficient_context"}, 2),
+    "cites unknown chunks": (["Employees may work remotely up to 3 days a week [hr::made-up::0]."],
+                             {"insufficient_context"}, 2),
+    "cites nothing": (["Employees may work remotely up to 3 days a week with manager approval."],
+                      {"insufficient_context"}, 2),
+    "JSON instead of text": (['{"answer": "3 days", "citations": ["hr-handbook-2025::remote-work::0"]}'],
+                             {"insufficient_context"}, 2),
+    "wrong citation brackets": (["Employees may work remotely up to 3 days a week (hr-handbook-2025::remote-work::0)."],
+                                {"insufficient_context"}, 2),
+    "unsupported claim with a real id": (["Employees may work from the moon every day [hr-handbook-2025::remote-work::0]."],
+                                         {"insufficient_context"}, 2),
+    "a novel": (["Remote work is great. " * 5000], {"insufficient_context"}, 2),
+    "good answer": (["GOOD"], {"answered"}, 1),
+}
+
+
+@pytest.mark.parametrize("fault", MODEL_FAULTS, ids=list(MODEL_FAULTS))
+def test_chat_model_fault_ends_in_a_controlled_result_with_bounded_retries(twin, fault):
+    script, allowed, calls = MODEL_FAULTS[fault]
+    model = ScriptedModel(script=script)
+    twin.deps = Deps(retriever=twin.index, embedder=twin.embedder, generator=ChatModelGenerator(model))
+    try:
+        started = time.perf_counter()
+        output = _assert_controlled(twin.run(REMOTE))
+    finally:
+        twin.deps = twin.real_deps
+    assert output["status"] in allowed, output
+    assert model.calls == calls
+    assert model.calls <= GENERATION_RETRY.max_attempts * twin.settings.retrieval.max_retrieval_attempts
+    assert time.perf_counter() - started < 30
+
+
+def test_generation_retry_policy_is_explicit_and_bounded():
+    assert GENERATION_RETRY.max_attempts == 3
+    retry_on = GENERATION_RETRY.retry_on
+    assert retry_on(TimeoutError()) and retry_on(ConnectionResetError()) and retry_on(ProviderError(503))
+    assert not retry_on(ProviderError(400)) and not retry_on(KeyError("x")) and not retry_on(ValueError())
