@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 import uuid
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
@@ -49,8 +48,6 @@ class Admin:
     def __init__(self, settings: Settings, engine):
         self.settings, self.engine = settings, engine
         self._reloading = threading.Lock()  # taken before "Reloading…" is said, so nobody hears it twice
-        # RefreshStats carries no time; a refresh before the bot existed happened at engine start.
-        self._reloaded_at = engine.started if engine.index.last_refresh else None
 
     def is_admin(self, client: WebClient, user_id: str) -> bool:
         if user_id in self.settings.admin_user_ids:
@@ -71,8 +68,7 @@ class Admin:
         except IndexNotReady:
             index = "no index yet (an admin can run `/citebot reload`)"
         stats = self.engine.index.last_refresh
-        last = (f"{_when(self._reloaded_at)}: {describe(stats)}" if stats and self._reloaded_at
-                else "not since this process started")
+        last = f"{_when(stats.finished_at)}: {describe(stats)}" if stats else "not since this process started"
         return f"*Citebot {_app_version()}*\n• {index}\n• Last reload: {last}"
 
     def reload(self, user_id: str, client: WebClient, respond) -> None:
@@ -98,7 +94,6 @@ class Admin:
             log.exception("[%s] reload failed", ref)
             respond(f":warning: Reload failed unexpectedly; the previous index keeps serving. Reference `{ref}`.")
         else:
-            self._reloaded_at = time.time()
             skipped = "".join(f"\n• {escape(note)}" for note in stats.skipped[:5])
             skipped = f"\nNot indexed:{skipped}" if skipped else ""
             respond(f":white_check_mark: Reloaded: {describe(stats)}.{skipped}")

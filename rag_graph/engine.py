@@ -3,7 +3,6 @@ shared by the CLI, `citebot eval` and the Slack bot."""
 from __future__ import annotations
 
 import logging
-import time
 
 from .config import Settings
 from .context import Deps
@@ -27,7 +26,6 @@ class Engine:
                          else ExtractiveGenerator(self.index.vocabulary, self.embedder))
         self.deps = Deps(retriever=self.index, embedder=self.embedder, generator=generator)
         self.graph = build_graph()
-        self.started = time.time()
 
     def refresh(self) -> RefreshStats:
         """Re-index the corpus folder (atomic; raises RefreshError and keeps serving on failure)."""

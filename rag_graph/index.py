@@ -56,6 +56,7 @@ class RefreshStats:
     seconds: float
     version: int
     skipped: list[str] = field(default_factory=list)
+    finished_at: float = field(default_factory=time.time)  # epoch seconds
 
     def as_dict(self) -> dict:
         return {"documents": self.documents, "chunks": self.chunks, "embedded": self.embedded,

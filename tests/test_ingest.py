@@ -1,5 +1,4 @@
 """Loading markdown and cutting it into section chunks."""
-from pathlib import Path
 
 from conftest import BUNDLED_CORPUS
 from rag_graph.ingest import chunk_document, load_corpus, parse_document, slugify
