@@ -4,6 +4,7 @@ chat-model retries are bounded."""
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import re
@@ -462,3 +463,63 @@ def test_generation_retry_policy_is_explicit_and_bounded():
     retry_on = GENERATION_RETRY.retry_on
     assert retry_on(TimeoutError()) and retry_on(ConnectionResetError()) and retry_on(ProviderError(503))
     assert not retry_on(ProviderError(400)) and not retry_on(KeyError("x")) and not retry_on(ValueError())
+
+
+# ---- Slack Web API errors ---------------------------------------------------------------------
+
+sys.path.insert(0, str(Path(__file__).parent / "bot"))
+from bot_harness import QUESTION, bot, fake, mrkdwn_of, start_bot  # noqa: E402,F401 (fixtures)
+
+SLACK_FAULTS = {
+    # name: (method, fail_next kwargs, question delivered?)
+    "postMessage rate limited once": ("chat.postMessage", {}, True),
+    "postMessage rate limited twice": ("chat.postMessage", {"count": 2}, True),
+    "postMessage rate limited past the retries": ("chat.postMessage", {"count": 3}, False),
+    "update rate limited once": ("chat.update", {}, True),
+    "postMessage channel_not_found": ("chat.postMessage", {"error": "channel_not_found", "status": 200,
+                                                           "retry_after": None}, False),
+    "postMessage 500": ("chat.postMessage", {"error": "internal_error", "status": 500, "retry_after": None}, None),
+    "update 500": ("chat.update", {"error": "internal_error", "status": 500, "retry_after": None}, None),
+    "update message_not_found": ("chat.update", {"error": "message_not_found", "status": 200,
+                                                 "retry_after": None}, False),
+}
+
+
+@pytest.mark.parametrize("fault", SLACK_FAULTS, ids=list(SLACK_FAULTS))
+def test_slack_web_api_errors_are_retried_or_reported_and_the_listener_keeps_serving(bot, fake, caplog, fault):
+    """delivered: True = retried until the answer arrived; False = given up and logged;
+    None = either, but never silently."""
+    method, kwargs, delivered = SLACK_FAULTS[fault]
+    fake.fail_next(method, **kwargs)
+    with caplog.at_level(logging.INFO, logger="bot"):
+        bot.mention(QUESTION, channel="C1", ts="1700000100.000100")
+        deadline = time.monotonic() + 30
+        answered = reported = False
+        while time.monotonic() < deadline and not (answered or reported):
+            answered = any("3 days a week" in (m.get("text") or "") and m.get("bot_id")
+                           for m in fake.thread("C1", "1700000100.000100"))
+            reported = any(r.levelno >= logging.ERROR and r.name.startswith("bot") for r in caplog.records)
+            time.sleep(0.1)
+    if delivered is not None:
+        assert answered is delivered, (answered, [r.getMessage() for r in caplog.records])
+    assert answered or reported, "the reply was lost without a word in the log"
+    failures = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert all(r.exc_info is None for r in failures), "a Web API error escaped as a crash"
+    # The listener survived: the next question, elsewhere, gets its answer.
+    updates = len(fake.calls("chat.update"))
+    bot.mention(QUESTION, channel="C2", ts="1700000500.000100")
+    later = fake.wait_for("chat.update", count=updates + 1, timeout=30)[-1]
+    assert later.args["channel"] == "C2" and "3 days a week" in mrkdwn_of(later)
+    print(f"\n{fault}: {'retried, answered' if answered else 'reported in the log'}; "
+          f"{method} calls: {len(fake.calls(method))}")
+
+
+def test_follow_up_survives_a_rate_limited_thread_read(bot, fake):
+    root = "1700000100.000100"
+    bot.mention(QUESTION, ts=root)
+    fake.wait_for("chat.update", timeout=30)
+    fake.fail_next("conversations.replies")
+    bot.say("what about contractors?", ts="1700000300.000100", thread_ts=root)
+    update = fake.wait_for("chat.update", count=2, timeout=30)[1]
+    assert len(fake.calls("conversations.replies")) >= 2  # retried after Retry-After
+    assert "contractor" in mrkdwn_of(update).lower()
