@@ -47,6 +47,7 @@ def build_app(settings: Settings, engine, client: WebClient | None = None) -> Ap
 
 class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
     daemon_threads = True  # a slow client must not hold up the next Slack request
+    request_queue_size = 128  # the default listen backlog of 5 resets connections in a burst of events
 
 
 class _LoggingHandler(WSGIRequestHandler):

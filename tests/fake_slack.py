@@ -86,7 +86,7 @@ class FakeSlack:
         self._messages: dict[str, dict[str, dict]] = {}  # channel -> ts -> message
         self._faults: dict[str, list[dict]] = {}
         self._last_us = 1_700_000_000_000_000  # last issued ts, in microseconds
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
         self._server.fake = self
         self._stopped = False
@@ -295,6 +295,10 @@ class FakeSlack:
             "id": vid, "team_id": TEAM_ID, "app_id": APP_ID, "bot_id": BOT_ID,
             "state": {"values": {}}, "hash": uuid.uuid4().hex[:16], "private_metadata": "",
             "callback_id": "", "root_view_id": vid, "previous_view_id": None, **view}}
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # load tests open many connections at once; the default backlog is 5
 
 
 class _Handler(BaseHTTPRequestHandler):

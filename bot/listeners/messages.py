@@ -1,20 +1,39 @@
-"""Mentions, DMs and thread follow-ups. Bolt acks events before calling these (auto-ack), so the
-graph already runs after the ack, on Bolt's listener thread pool."""
+"""Mentions, DMs and thread follow-ups. Bolt acks events before calling these (auto-ack); the
+graph then runs on a pool of its own, so that a burst of questions never occupies Bolt's
+listener pool, where slash commands and button clicks must be acked within Slack's 3 s."""
 from __future__ import annotations
+
+import logging
+from concurrent.futures import ThreadPoolExecutor
 
 from slack_bolt import App, BoltContext
 from slack_sdk import WebClient
 
 from ..conversation import Conversations
 
+log = logging.getLogger(__name__)
+# Graph runs are CPU-bound on a small machine: more threads than this only queue inside torch.
+ANSWER_THREADS = 4
+
 
 def register(app: App, conversations: Conversations) -> None:
+    answering = ThreadPoolExecutor(ANSWER_THREADS, thread_name_prefix="citebot-answer")
+
+    def handle(event: dict, context: BoltContext, client: WebClient, via_mention: bool) -> None:
+        def run() -> None:
+            try:
+                conversations.handle(event, context.bot_user_id, context.bot_id, client, via_mention=via_mention)
+            except Exception:  # nothing else would see it: the future is never read
+                log.exception("handling a message in %s failed", event.get("channel"))
+
+        answering.submit(run)
+
     @app.event("app_mention")
     def on_mention(event: dict, context: BoltContext, client: WebClient) -> None:
-        conversations.handle(event, context.bot_user_id, context.bot_id, client, via_mention=True)
+        handle(event, context, client, via_mention=True)
 
     # Every message subtype lands here too (edits, joins…): answering none of them is the
     # conversation's call, and an unhandled event would make Bolt answer Slack with a 404.
     @app.event("message")
     def on_message(event: dict, context: BoltContext, client: WebClient) -> None:
-        conversations.handle(event, context.bot_user_id, context.bot_id, client, via_mention=False)
+        handle(event, context, client, via_mention=False)
