@@ -56,7 +56,8 @@ class Embedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         vectors = self.model.encode(
-            texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True
+            texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
+            show_progress_bar=False,
         )
         return vectors.astype(np.float32, copy=False)
 

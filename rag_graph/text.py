@@ -14,7 +14,7 @@ those through to too under until up very was we were what when where which while
 with would you your yours yourself yourselves also may might must shall us ok okay please thanks
 there's what's it's i'm i've i'd we're they're don't doesn't isn't aren't can't won't
 tell know say said does anyone someone something anything need want like much many
-don doesn isn aren wasn weren won shouldn wouldn couldn didn hasn haven
+don doesn isn aren wasn weren won shouldn wouldn couldn didn hasn haven per each every via
 """.split())
 
 _WORD = re.compile(r"[^\W_]+(?:[.,'’-][^\W_]+)*", re.U)
