@@ -3,6 +3,7 @@ shared by the CLI, `citebot eval` and the Slack bot."""
 from __future__ import annotations
 
 import logging
+import time
 
 from .config import Settings
 from .context import Deps
@@ -35,12 +36,19 @@ class Engine:
         """The whole final state: `citebot eval` reads the ranked chunks from it."""
         graph_input = {"input": question, "history": history or [],
                        "retrieval_config": self.settings.retrieval.as_dict()}
+        started = time.perf_counter()
         try:
-            return self.graph.invoke(graph_input, context=self.deps)
+            state = self.graph.invoke(graph_input, context=self.deps)
         except Exception:
             # A bug in a node must not reach the user as a stack trace: log it, answer politely.
             log.exception("graph run failed")
             return {"final_output": final_output({"errors": ["internal_error"]}, "failed", GENERIC_FAILURE)}
+        # One line per question for operators: outcome and evidence ids, never the text itself.
+        out = state["final_output"]
+        log.info("question: status=%s quality=%s attempts=%d cited=%s %.0f ms", out["status"],
+                 state.get("context_quality", "-"), out["retrieval_attempts"],
+                 [c["chunk_id"] for c in out["citations"]], (time.perf_counter() - started) * 1000)
+        return state
 
     def ask(self, question: str, history: list[dict] | None = None) -> FinalOutput:
         return self.run(question, history)["final_output"]
