@@ -151,10 +151,15 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--k", type=int, default=10)
     ev.add_argument("--out", help="write the JSON report here")
     ev.add_argument("--baseline", action="store_true", help="also score the fixed-size dense-only baseline")
-    bench = command("bench", cmd_bench, "measure indexing, refresh, query latency and scale")
+    bench = commands.add_parser("bench", help="measure indexing, refresh, query latency, scale and memory")
+    bench.add_argument("--corpus", help="corpus to copy and index (default: the 37signals handbook "
+                                        "next to the repo if present, else corpus/)")
+    bench.add_argument("--db", help="folder for the bench's scratch tables (default: a temp dir)")
+    bench.add_argument("--questions", help="JSONL questions for the latency step (default: the corpus's eval set)")
     bench.add_argument("--out", default=".citebot/bench.json")
-    bench.add_argument("--skip-scale", action="store_true", help="skip the 1M-chunk synthetic step")
-    bench.add_argument("--repeat", type=int, default=3)
+    bench.add_argument("--skip-scale", action="store_true", help="skip the 10k/100k/1M synthetic step")
+    bench.add_argument("--repeat", type=int, default=3, help="timed passes over the questions")
+    bench.set_defaults(handler=cmd_bench)
     command("serve", cmd_serve, "run the Slack bot (Socket Mode or HTTP)")
     return parser
 

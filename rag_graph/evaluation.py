@@ -34,7 +34,7 @@ BASELINE_CHUNK_CHARS = 500
 BASELINE_OVERLAP = 200
 
 
-class TestsFileError(ValueError):
+class QuestionSetError(ValueError):
     """The question set cannot be used; the message names the file and line."""
 
 
@@ -54,31 +54,31 @@ def parse_case(line: str, where: str) -> Case:
     try:
         row = json.loads(line)
     except json.JSONDecodeError as error:
-        raise TestsFileError(f"{where}: not valid JSON ({error.msg})") from None
+        raise QuestionSetError(f"{where}: not valid JSON ({error.msg})") from None
     if not isinstance(row, dict):
-        raise TestsFileError(f"{where}: expected a JSON object, got {type(row).__name__}")
+        raise QuestionSetError(f"{where}: expected a JSON object, got {type(row).__name__}")
     missing = [name for name in ("question", "keywords", "category") if name not in row]
     if missing:
-        raise TestsFileError(f"{where}: missing field(s) {', '.join(missing)}")
+        raise QuestionSetError(f"{where}: missing field(s) {', '.join(missing)}")
     if not isinstance(row["question"], str) or not row["question"].strip():
-        raise TestsFileError(f"{where}: 'question' must be a non-empty string")
+        raise QuestionSetError(f"{where}: 'question' must be a non-empty string")
     if not isinstance(row["keywords"], list) or not all(isinstance(k, str) and k.strip() for k in row["keywords"]):
-        raise TestsFileError(f"{where}: 'keywords' must be a list of non-empty strings")
+        raise QuestionSetError(f"{where}: 'keywords' must be a list of non-empty strings")
     if not isinstance(row["category"], str) or not row["category"].strip():
-        raise TestsFileError(f"{where}: 'category' must be a non-empty string")
+        raise QuestionSetError(f"{where}: 'category' must be a non-empty string")
     answerable = row.get("answerable", True)
     if not isinstance(answerable, bool):
-        raise TestsFileError(f"{where}: 'answerable' must be true or false")
+        raise QuestionSetError(f"{where}: 'answerable' must be true or false")
     history = row.get("history", [])
     if not isinstance(history, list) or not all(
             isinstance(turn, dict) and turn.get("role") in ("user", "assistant") and isinstance(turn.get("content"), str)
             for turn in history):
-        raise TestsFileError(f"{where}: 'history' must be a list of {{role: user|assistant, content: str}} turns")
+        raise QuestionSetError(f"{where}: 'history' must be a list of {{role: user|assistant, content: str}} turns")
     if answerable and not row["keywords"]:
-        raise TestsFileError(f"{where}: an answerable question needs at least one keyword")
+        raise QuestionSetError(f"{where}: an answerable question needs at least one keyword")
     reference = row.get("reference_answer")
     if reference is not None and not isinstance(reference, str):
-        raise TestsFileError(f"{where}: 'reference_answer' must be a string")
+        raise QuestionSetError(f"{where}: 'reference_answer' must be a string")
     return Case(question=row["question"], keywords=row["keywords"], category=row["category"],
                 history=history, answerable=answerable, reference_answer=reference)
 
@@ -88,10 +88,10 @@ def load_cases(path: str | Path) -> list[Case]:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as error:
-        raise TestsFileError(f"cannot read tests file {path}: {error.strerror}") from None
+        raise QuestionSetError(f"cannot read tests file {path}: {error.strerror}") from None
     cases = [parse_case(line, f"{path}:{number}") for number, line in enumerate(lines, 1) if line.strip()]
     if not cases:
-        raise TestsFileError(f"{path}: no questions")
+        raise QuestionSetError(f"{path}: no questions")
     return cases
 
 
@@ -255,7 +255,7 @@ class Baseline:
 
     def search(self, question: str, k: int) -> list[dict]:
         vector = self.embedder.encode([question])[0]
-        rows = self.table.search(vector).distance_type("cosine").select(["chunk_id", "source_id", "text"]).limit(k).to_list()
+        rows = self.table.search(vector).distance_type("cosine").limit(k).to_list()
         return [{name: row[name] for name in ("chunk_id", "source_id", "text")} for row in rows]
 
     def close(self) -> None:
@@ -276,10 +276,10 @@ def _settings(args) -> Settings:
     return replace(settings, retrieval=replace(settings.retrieval, top_k=max(settings.retrieval.top_k, args.k)))
 
 
-def evaluate(engine, cases: list[Case], k: int, progress=None) -> list[dict]:
-    """Run every question through the graph; one report entry per question, with its scores."""
-    entries = []
-    for n, case in enumerate(cases, 1):
+def evaluate(engine, cases: list[Case], k: int) -> tuple[list[dict], list[dict]]:
+    """Run every question through the graph: (report entries, per-question scores)."""
+    entries, all_scores = [], []
+    for case in cases:
         started = time.perf_counter()
         state = engine.run(case.question, case.history)
         latency_ms = (time.perf_counter() - started) * 1000
@@ -294,16 +294,13 @@ def evaluate(engine, cases: list[Case], k: int, progress=None) -> list[dict]:
             "context": context_ids,
             "final_output": output, "latency_ms": round(latency_ms, 1),
             "scores": {name: value for name, value in scores.items() if name != "chunk_chars"},
-            "_scores": scores,
         })
-        if progress:
-            progress(n, len(cases))
-    return entries
+        all_scores.append(scores)
+    return entries, all_scores
 
 
-def summarize(cases: list[Case], entries: list[dict], k: int, baseline_scores: list[dict] | None = None,
+def summarize(cases: list[Case], scores: list[dict], k: int, baseline_scores: list[dict] | None = None,
               baseline_index: dict | None = None) -> dict:
-    scores = [entry["_scores"] for entry in entries]
     summary = {"k": k, "overall": aggregate(scores), "by_category": by_category(cases, scores)}
     if baseline_scores is not None:
         summary["baseline"] = {"index": baseline_index, "overall": aggregate(baseline_scores),
@@ -356,14 +353,14 @@ def main(args) -> int:
 
     try:
         cases = load_cases(args.tests)
-    except TestsFileError as error:
+    except QuestionSetError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     settings = _settings(args)
     engine = Engine(settings)
     stats = engine.refresh()
     engine.warm_up()
-    entries = evaluate(engine, cases, args.k)
+    entries, scores = evaluate(engine, cases, args.k)
 
     baseline_scores = baseline_index = None
     if args.baseline:
@@ -374,15 +371,13 @@ def main(args) -> int:
             baseline_index = baseline.stats
         finally:
             baseline.close()
-        for entry, scores in zip(entries, baseline_scores):
-            entry["baseline_scores"] = {name: value for name, value in scores.items() if name != "chunk_chars"}
+        for entry, theirs in zip(entries, baseline_scores):
+            entry["baseline_scores"] = {name: value for name, value in theirs.items() if name != "chunk_chars"}
 
-    summary = summarize(cases, entries, args.k, baseline_scores, baseline_index)
+    summary = summarize(cases, scores, args.k, baseline_scores, baseline_index)
     index = {"documents": stats.documents, "chunks": stats.chunks, "embedded": stats.embedded,
              "seconds": round(stats.seconds, 3), "version": stats.version, "db": settings.db,
              "corpus": str(settings.corpus), "retrieval_top_k": settings.retrieval.top_k}
-    for entry in entries:
-        del entry["_scores"]
     print(f"{args.tests}: {len(cases)} questions over {settings.corpus} "
           f"({stats.documents} documents, {stats.chunks} chunks; k={args.k})")
     print(format_table(summary))

@@ -1,0 +1,383 @@
+"""`citebot bench`: how fast the index builds and refreshes, how fast a question runs through the
+graph, how hybrid retrieval scales, and how much memory `citebot serve` holds.
+
+Every table is built in a scratch folder (a temp dir, or inside `--db`), never in the index the
+bot serves. The handbook corpus is copied first, so the one-document edit touches only the copy.
+
+Scale step: synthetic tables (text drawn from a small vocabulary, random unit vectors, written in
+batches without the embedding model) with the production FTS index and an IVF_PQ vector index,
+searched through `Index.search(mode="hybrid")` with the graph's candidate count. IVF_PQ won the
+measurement at 1M rows on 2 busy cores: 45 s to build (256 partitions, 24 sub-vectors, 10
+k-means iterations on 64 rows per partition) for hybrid p95 21 ms; IVF_HNSW_SQ (64 partitions,
+m=16, ef_construction=100) took 583 s to build for hybrid p95 73 ms, and would not fit
+`make bench` in 15 minutes.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+
+from .config import Settings
+from .evaluation import load_cases, percentile
+
+ROOT = Path(__file__).resolve().parent.parent
+HANDBOOK = ROOT.parent / "shared" / "corpora" / "37signals-handbook"
+SCALE_SIZES = (10_000, 100_000, 1_000_000)
+SCALE_BATCH = 100_000
+DIMENSION = 384
+SCALE_QUERIES = 100
+SERVE_QUESTIONS = 10
+WARM_UP_QUESTIONS = 10
+TARGETS = {"build_ratio": 0.85, "refresh_unchanged_s": 2.0, "query_p50_ms": 60.0, "query_p95_ms": 150.0,
+           "scale_p95_ms": 200.0}
+
+
+def default_corpus() -> Path:
+    return HANDBOOK if HANDBOOK.is_dir() else ROOT / "corpus"
+
+
+def default_questions(corpus: Path) -> Path:
+    handbook = HANDBOOK.is_dir() and corpus.resolve() == HANDBOOK.resolve()
+    return ROOT / "eval" / ("handbook.jsonl" if handbook else "corpus.jsonl")
+
+
+def folder_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in Path(path).rglob("*") if f.is_file())
+
+
+def _timed(run, items) -> list[float]:
+    times = []
+    for item in items:
+        started = time.perf_counter()
+        run(item)
+        times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+def _percentiles(times: list[float]) -> dict:
+    return {"runs": len(times), "p50_ms": percentile(times, 50), "p95_ms": percentile(times, 95)}
+
+
+# ---- indexing ----------------------------------------------------------------------------
+
+def bench_indexing(corpus: Path, scratch: Path, embedder) -> tuple[dict, Path, Path]:
+    """Build throughput against the raw encode ceiling, then the two refreshes.
+    Returns the results, the corpus copy and the db they left behind (the handbook index)."""
+    from .index import Index
+    from .ingest import load_corpus
+
+    copy, db = scratch / "corpus", scratch / "handbook-db"
+    shutil.copytree(corpus, copy)
+    texts = [chunk.text for chunk in load_corpus(copy).chunks]
+    embedder.encode(texts[:64])  # load the model and warm the kernels before either timing
+    started = time.perf_counter()
+    embedder.encode(texts)
+    ceiling = len(texts) / (time.perf_counter() - started)
+
+    index = Index(db, embedder)
+    build = index.refresh(copy)
+    build_rate = build.chunks / build.seconds
+    unchanged = [index.refresh(copy).seconds for _ in range(3)]
+
+    document = max(load_corpus(copy).documents, key=lambda d: len(d.body))
+    target = copy / document.path
+    original = target.read_text(encoding="utf-8")
+    target.write_text(original.rstrip("\n") + "\n\nThis closing line was added by citebot bench.\n", encoding="utf-8")
+    changed = index.refresh(copy)
+    document_chunks = sum(1 for chunk in load_corpus(copy).chunks if chunk.source_id == document.source_id)
+    target.write_text(original, encoding="utf-8")
+    index.refresh(copy)  # back to the real handbook for the query step
+
+    return {
+        "corpus": str(corpus), "documents": build.documents, "chunks": build.chunks,
+        "build": {"seconds": build.seconds, "chunks_per_s": build_rate, "encode_chunks_per_s": ceiling,
+                  "ratio": build_rate / ceiling},
+        "refresh_unchanged": {"seconds": sorted(unchanged)[1], "runs": unchanged},
+        "refresh_one_document": {"document": document.path, "document_chunks": document_chunks,
+                                 "embedded": changed.embedded, "deleted": changed.deleted,
+                                 "seconds": changed.seconds},
+    }, copy, db
+
+
+# ---- queries through the whole graph -----------------------------------------------------
+
+def bench_queries(engine, questions: Path, repeat: int) -> dict:
+    """Warm: model and vocabulary loaded and a few untimed questions. Every timed pass starts
+    with an empty query-vector cache, so each question pays for its own embedding."""
+    from .embeddings import _cached_query_vector
+
+    cases = load_cases(questions)
+    for case in cases[:WARM_UP_QUESTIONS]:
+        engine.run(case.question, case.history)
+    times = []
+    for _ in range(repeat):
+        _cached_query_vector.cache_clear()
+        times += _timed(lambda case: engine.run(case.question, case.history), cases)
+    return {"questions": len(cases), "file": str(questions), "repeat": repeat, **_percentiles(times)}
+
+
+# ---- scale -------------------------------------------------------------------------------
+
+def _vocabulary(size: int = 3000, seed: int = 7) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    consonants, vowels = list("bcdfghjklmnprstvz"), list("aeiou")
+    words = set()
+    while len(words) < size:
+        words.add("".join(rng.choice(consonants) + rng.choice(vowels) for _ in range(rng.integers(2, 4))))
+    return np.array(sorted(words))
+
+
+def synthetic_batch(start: int, rows: int, vocabulary: np.ndarray, rng: np.random.Generator):
+    """Rows `start..start+rows`: Zipf-distributed words (40-80 a chunk) and random unit vectors."""
+    import pyarrow as pa
+
+    ranks = (rng.zipf(1.2, size=(rows, 80)) - 1) % len(vocabulary)
+    lengths = rng.integers(40, 81, size=rows)
+    words = vocabulary[ranks]
+    texts = [" ".join(row[:n]) for row, n in zip(words, lengths)]
+    vectors = rng.standard_normal((rows, DIMENSION), dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    ids = [f"synthetic-{n // 10}::s::{n % 10}" for n in range(start, start + rows)]
+    return pa.table({
+        "chunk_id": ids, "source_id": [i.split("::")[0] for i in ids], "title": ["Synthetic"] * rows,
+        "section": [""] * rows, "anchor": [""] * rows, "text": texts, "body": texts,
+        "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), DIMENSION),
+    })
+
+
+def ann_config(rows: int):
+    from lancedb.index import IvfPq
+
+    return IvfPq(distance_type="cosine", num_partitions=max(16, min(256, int(rows ** 0.5) // 4)),
+                 num_sub_vectors=DIMENSION // 16, max_iterations=10, sample_rate=64)
+
+
+def bench_scale_step(rows: int, folder: Path, seed: int = 11) -> dict:
+    import lancedb
+    from lancedb.index import FTS
+
+    from .embeddings import Embedder
+    from .index import SERVING_TAG, TABLE, Index
+    from .nodes.retrieval import CANDIDATES
+
+    rng = np.random.default_rng(seed)
+    vocabulary = _vocabulary()
+    db = lancedb.connect(str(folder))
+    started = time.perf_counter()
+    table = None
+    for start in range(0, rows, SCALE_BATCH):
+        batch = synthetic_batch(start, min(SCALE_BATCH, rows - start), vocabulary, rng)
+        if table is None:
+            table = db.create_table(TABLE, data=batch)
+        else:
+            table.add(batch)
+    written = time.perf_counter()
+    table.create_index("vector", config=ann_config(rows))
+    vector_indexed = time.perf_counter()
+    table.create_index("text", config=FTS(with_position=False))
+    finished = time.perf_counter()
+    table.tags.create(SERVING_TAG, table.version)  # publish it, as a refresh does
+
+    index = Index(folder, Embedder())  # the model never loads: every query brings its vector
+    common = vocabulary[:300]
+
+    def query(_):
+        vector = rng.standard_normal(DIMENSION).astype(np.float32)
+        vector /= np.linalg.norm(vector)
+        text = " ".join(rng.choice(common, size=3))
+        index.search(text, mode="hybrid", top_k=CANDIDATES, query_vector=vector)
+
+    _timed(query, range(10))
+    latency = _percentiles(_timed(query, range(SCALE_QUERIES)))
+    return {"rows": rows, "write_s": written - started, "vector_index_s": vector_indexed - written,
+            "fts_index_s": finished - vector_indexed, "build_s": finished - started,
+            "disk_mb": folder_bytes(folder) / 2 ** 20, **latency}
+
+
+def bench_scale(scratch: Path, sizes=SCALE_SIZES) -> list[dict]:
+    results = []
+    for rows in sizes:
+        folder = scratch / f"scale-{rows}"
+        results.append(bench_scale_step(rows, folder))
+        shutil.rmtree(folder, ignore_errors=True)
+        print(f"  scale {rows:>9,}: built in {results[-1]['build_s']:.0f} s, "
+              f"hybrid p95 {results[-1]['p95_ms']:.1f} ms", file=sys.stderr, flush=True)
+    return results
+
+
+# ---- citebot serve -----------------------------------------------------------------------
+
+class _StubSlack(BaseHTTPRequestHandler):
+    """Answers every Web API call with ok; counts the messages the bot posts."""
+
+    posts = 0
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if "chat." in self.path:
+            type(self).posts += 1
+        body = json.dumps({"ok": True, "user_id": "UCITEBOT", "bot_id": "BCITEBOT", "team_id": "T1",
+                           "user": "citebot", "team": "bench", "url": "https://bench.slack.com/",
+                           "channel": "C1", "ts": f"{time.time():.6f}", "messages": []}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _signed_mention(secret: str, text: str, n: int) -> tuple[bytes, dict]:
+    body = json.dumps({"type": "event_callback", "team_id": "T1", "api_app_id": "A1", "event_id": f"EvBENCH{n}",
+                       "event_time": int(time.time()), "event": {
+                           "type": "app_mention", "user": "U1", "channel": "C1", "text": f"<@UCITEBOT> {text}",
+                           "ts": f"{1700000000 + n}.000100", "event_ts": f"{1700000000 + n}.000100"}}).encode()
+    stamp = str(int(time.time()))
+    signature = "v0=" + hmac.new(secret.encode(), f"v0:{stamp}:".encode() + body, hashlib.sha256).hexdigest()
+    return body, {"Content-Type": "application/json", "X-Slack-Request-Timestamp": stamp,
+                  "X-Slack-Signature": signature}
+
+
+def bench_serve(corpus: Path, db: Path, questions: Path, timeout: float = 120.0) -> dict:
+    """Peak RSS (VmHWM) of `citebot serve` in HTTP mode after start-up and a few mentions."""
+    import importlib.util
+    import urllib.request
+
+    if importlib.util.find_spec("bot.app") is None or not hasattr(__import__("bot.app").app, "serve"):
+        return {"status": "n/a", "reason": "bot.app.serve does not exist yet"}
+    stub = ThreadingHTTPServer(("127.0.0.1", 0), _StubSlack)
+    threading.Thread(target=stub.serve_forever, daemon=True).start()
+    port, secret = _free_port(), "bench-signing-secret"
+    env = {**os.environ, "SLACK_BOT_TOKEN": "xoxb-bench", "SLACK_SIGNING_SECRET": secret, "PORT": str(port),
+           "SLACK_API_URL": f"http://127.0.0.1:{stub.server_address[1]}/api/", "CITEBOT_CORPUS": str(corpus),
+           "CITEBOT_DB": str(db), "CITEBOT_FEEDBACK": str(db.parent / "feedback.jsonl")}
+    env.pop("SLACK_APP_TOKEN", None)
+    command = [sys.executable, "-c", "import sys; from bot.cli import main; sys.exit(main(['serve']))"]
+    process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.time() + timeout
+        output = []
+        for line in process.stdout:  # start-up ends when it says it listens
+            output.append(line)
+            if "listening" in line or time.time() > deadline:
+                break
+        if process.poll() is not None or "listening" not in "".join(output):
+            return {"status": "failed", "reason": "".join(output)[-500:]}
+        threading.Thread(target=lambda: [None for _ in process.stdout], daemon=True).start()
+        cases = load_cases(questions)[:SERVE_QUESTIONS]
+        for n, case in enumerate(cases):
+            body, headers = _signed_mention(secret, case.question, n)
+            request = urllib.request.Request(f"http://127.0.0.1:{port}/slack/events", body, headers)
+            urllib.request.urlopen(request, timeout=10).read()
+        while _StubSlack.posts < len(cases) and time.time() < deadline:
+            time.sleep(0.2)
+        time.sleep(1.0)
+        status = Path(f"/proc/{process.pid}/status").read_text()
+        peak_kb = int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM")))
+        return {"status": "ok", "peak_rss_mb": peak_kb / 1024, "mentions": len(cases), "replies": _StubSlack.posts}
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        stub.shutdown()
+
+
+# ---- report ------------------------------------------------------------------------------
+
+def format_table(results: dict) -> str:
+    def ok(value, target, smaller_is_better=True) -> str:
+        if value is None:
+            return ""
+        return "yes" if (value <= target if smaller_is_better else value >= target) else "NO"
+
+    idx, build = results["indexing"], results["indexing"]["build"]
+    one, query = idx["refresh_one_document"], results["queries"]
+    rows = [
+        ("index build", f"{build['chunks_per_s']:.1f} chunks/s ({idx['chunks']} chunks, {build['seconds']:.1f} s)", "", ""),
+        ("raw encode (ceiling)", f"{build['encode_chunks_per_s']:.1f} chunks/s", "", ""),
+        ("build / ceiling", f"{build['ratio']:.2f}", "≥ 0.85", ok(build["ratio"], TARGETS["build_ratio"], False)),
+        ("refresh, no change", f"{idx['refresh_unchanged']['seconds']:.2f} s", "≤ 2 s",
+         ok(idx["refresh_unchanged"]["seconds"], TARGETS["refresh_unchanged_s"])),
+        ("refresh, one doc changed", f"{one['embedded']} of {one['document_chunks']} chunks re-embedded "
+                                     f"in {one['seconds']:.2f} s ({one['document']})", "that doc only",
+         "yes" if one["embedded"] <= one["document_chunks"] else "NO"),
+        ("query p50 (whole graph)", f"{query['p50_ms']:.1f} ms", "≤ 60 ms", ok(query["p50_ms"], TARGETS["query_p50_ms"])),
+        ("query p95 (whole graph)", f"{query['p95_ms']:.1f} ms", "≤ 150 ms", ok(query["p95_ms"], TARGETS["query_p95_ms"])),
+    ]
+    if isinstance(results["scale"], list):
+        for step in results["scale"]:
+            rows.append((f"hybrid @ {step['rows']:,} rows",
+                         f"p50 {step['p50_ms']:.1f} / p95 {step['p95_ms']:.1f} ms; build {step['build_s']:.0f} s "
+                         f"(ANN {step['vector_index_s']:.0f}, FTS {step['fts_index_s']:.0f}); {step['disk_mb']:.0f} MB",
+                         "p95 ≤ 200 ms" if step["rows"] == max(SCALE_SIZES) else "",
+                         ok(step["p95_ms"], TARGETS["scale_p95_ms"]) if step["rows"] == max(SCALE_SIZES) else ""))
+    else:
+        rows.append(("scale", "skipped (--skip-scale)", "", ""))
+    serve = results["serve"]
+    rows.append(("serve peak RSS (VmHWM)", f"{serve['peak_rss_mb']:.0f} MB after {serve['mentions']} mentions"
+                 if serve["status"] == "ok" else f"{serve['status']}: {serve['reason'][:60]}", "", ""))
+    widths = [max(len(row[i]) for row in rows + [("metric", "value", "target", "met")]) for i in range(4)]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(("metric", "value", "target", "met"), widths)).rstrip()]
+    lines.append("-" * len(lines[0]))
+    lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    return "\n".join(lines)
+
+
+def main(args) -> int:
+    from .embeddings import Embedder
+    from .engine import Engine
+
+    corpus = Path(args.corpus) if args.corpus else default_corpus()
+    questions = Path(args.questions) if getattr(args, "questions", None) else default_questions(corpus)
+    started = time.perf_counter()
+    if args.db:
+        Path(args.db).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="citebot-bench-", dir=args.db) as folder:
+        scratch = Path(folder)
+        embedder = Embedder()
+        print(f"bench: indexing {corpus} …", file=sys.stderr, flush=True)
+        indexing, copy, db = bench_indexing(corpus, scratch, embedder)
+        print("bench: query latency …", file=sys.stderr, flush=True)
+        # The offline extractive generator even when CITEBOT_LLM is set: this times our code, not an API.
+        engine = Engine(replace(Settings.from_env(corpus=copy, db=str(db)), llm=None))
+        engine.warm_up()
+        queries = bench_queries(engine, questions, args.repeat)
+        del engine
+        scale = "skipped"
+        if not args.skip_scale:
+            print("bench: scale …", file=sys.stderr, flush=True)
+            scale = bench_scale(scratch)
+        print("bench: citebot serve …", file=sys.stderr, flush=True)
+        serve = bench_serve(copy, db, questions)
+    results = {"indexing": indexing, "queries": queries, "scale": scale, "serve": serve,
+               "targets": TARGETS, "seconds": time.perf_counter() - started, "cpus": os.cpu_count()}
+    print(format_table(results))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2))
+    print(f"results written to {out} ({results['seconds']:.0f} s)")
+    return 0

@@ -1,0 +1,158 @@
+"""The eval metrics on hand-computed examples, the tests-file checks, and the bundled question set
+as a regression guard through `citebot eval`'s own entry point."""
+from __future__ import annotations
+
+import json
+import math
+from argparse import Namespace
+from pathlib import Path
+
+import pytest
+
+from rag_graph.evaluation import (Case, QuestionSetError, abstained, aggregate, answer_recall, citations_valid,
+                                  fixed_windows, format_table, keyword_coverage, load_cases, main, ndcg,
+                                  percentile, ratios, reciprocal_rank, score_question, summarize)
+
+ROOT = Path(__file__).resolve().parent.parent
+CHUNKS = ["Remote work policy", "Up to 3 DAYS a week", "Vacation: 25 days a year", "3 days, again"]
+
+
+def test_reciprocal_rank_averages_the_first_hit_of_each_keyword():
+    # "3 days" first at rank 2 (case-insensitive), "25 days" at rank 3, "pension" nowhere.
+    assert reciprocal_rank(CHUNKS, ["3 days"]) == 0.5
+    assert reciprocal_rank(CHUNKS, ["3 days", "25 days", "pension"]) == pytest.approx((1 / 2 + 1 / 3 + 0) / 3)
+    assert reciprocal_rank(CHUNKS, ["remote"]) == 1.0
+    with pytest.raises(ValueError):
+        reciprocal_rank(CHUNKS, [])
+
+
+def test_ndcg_rewards_relevant_chunks_ranked_first():
+    # Relevant (any keyword): ranks 2, 3, 4. DCG = 1/log2(3) + 1/log2(4) + 1/log2(5);
+    # the ideal puts those three first: 1 + 1/log2(3) + 1/2.
+    dcg = 1 / math.log2(3) + 0.5 + 1 / math.log2(5)
+    ideal = 1 + 1 / math.log2(3) + 0.5
+    assert ndcg(CHUNKS, ["days"], k=10) == pytest.approx(dcg / ideal)  # ≈ 0.7328
+    assert ndcg(CHUNKS, ["days"], k=10) == pytest.approx(0.7328, abs=1e-4)
+    assert ndcg(CHUNKS, ["remote"], k=10) == 1.0
+    assert ndcg(CHUNKS, ["pension"], k=10) == 0.0
+    # Only the top k count: at k=2 one relevant chunk at rank 2 -> (1/log2 3) / 1.
+    assert ndcg(CHUNKS, ["days"], k=2) == pytest.approx(1 / math.log2(3))
+
+
+def test_coverage_and_answer_recall_count_keywords_found():
+    assert keyword_coverage(CHUNKS[:2], ["3 days", "25 days"]) == 0.5
+    assert keyword_coverage(CHUNKS, ["3 days", "25 days"]) == 1.0
+    assert answer_recall("You get 25 Days of vacation.", ["25 days", "carry over"]) == 0.5
+
+
+def test_abstention_needs_the_status_and_no_citations():
+    assert abstained({"status": "insufficient_context", "citations": []})
+    assert not abstained({"status": "insufficient_context", "citations": [{"chunk_id": "a"}]})
+    assert not abstained({"status": "answered", "citations": []})
+
+
+def test_citations_must_come_from_the_selected_context():
+    output = {"citations": [{"chunk_id": "a"}, {"chunk_id": "b"}]}
+    assert citations_valid(output, ["a", "b", "c"])
+    assert not citations_valid(output, ["a"])
+    assert citations_valid({"citations": []}, [])
+
+
+def test_percentile_interpolates_between_ranks():
+    values = [10, 20, 30, 40, 50]
+    assert percentile(values, 50) == 30
+    assert percentile(values, 95) == pytest.approx(48.0)  # position 3.8: 40 + 0.8 * 10
+    assert percentile([7], 95) == 7
+    assert percentile([], 50) is None
+
+
+def test_aggregate_scores_each_metric_on_the_questions_it_applies_to():
+    answerable = Case("How many remote days?", ["3 days"], "number")
+    unanswerable = Case("Pet insurance?", [], "unanswerable", answerable=False)
+    scores = [
+        score_question(answerable, CHUNKS, {"status": "answered", "answer": "Up to 3 days.",
+                                            "citations": [{"chunk_id": "c2"}]}, ["c2"], 10, 40.0),
+        score_question(unanswerable, CHUNKS[:1], {"status": "insufficient_context", "answer": "I don't know",
+                                                  "citations": []}, [], 10, 20.0),
+        score_question(answerable, CHUNKS[2:], {"status": "answered", "answer": "25 days",
+                                                "citations": [{"chunk_id": "zz"}]}, ["c3"], 10, 60.0),
+    ]
+    summary = aggregate(scores)
+    assert summary["mrr"] == pytest.approx((1 / 2 + 1 / 2) / 2)  # rank 2 in both lists
+    assert summary["answer_recall"] == 0.5
+    assert summary["answered_rate"] == 1.0 and summary["answerable"] == 2
+    assert summary["abstention_rate"] == 1.0 and summary["unanswerable"] == 1
+    assert summary["invalid_citations"] == 1
+    assert summary["avg_chunk_chars"] == pytest.approx(sum(map(len, CHUNKS + CHUNKS[:1] + CHUNKS[2:])) / 7)
+    assert summary["latency_p50_ms"] == 40.0
+
+
+def test_summary_compares_with_the_baseline_as_a_ratio():
+    assert ratios({"mrr": 0.9, "ndcg": 0.8, "keyword_coverage": 1.0, "avg_chunk_chars": 400},
+                  {"mrr": 0.6, "ndcg": 0.0, "keyword_coverage": 0.5, "avg_chunk_chars": 500}) == {
+        "mrr": pytest.approx(1.5), "ndcg": None, "keyword_coverage": 2.0, "avg_chunk_chars": 0.8}
+
+
+def test_fixed_windows_overlap_by_200_characters():
+    text = "".join(chr(ord("a") + i % 26) for i in range(1100))
+    windows = fixed_windows(text)
+    assert [len(w) for w in windows] == [500, 500, 500]  # starts 0, 300, 600
+    assert windows[1][:200] == windows[0][300:] and windows[2].endswith(text[-200:])
+    assert fixed_windows("short") == ["short"] and fixed_windows("   ") == []
+
+
+def test_tests_file_errors_name_the_line(tmp_path):
+    path = tmp_path / "tests.jsonl"
+    path.write_text('{"question": "q", "keywords": ["k"], "category": "fact"}\n\n'
+                    '{"question": "q2", "keywords": "k", "category": "fact"}\n')
+    with pytest.raises(QuestionSetError, match=r"tests.jsonl:3: 'keywords' must be a list"):
+        load_cases(path)
+    path.write_text('{"question": "q", "keywords": [], "category": "fact"}\n')
+    with pytest.raises(QuestionSetError, match=r":1: an answerable question needs at least one keyword"):
+        load_cases(path)
+    path.write_text('{"question": "q", "category": "fact"\n')
+    with pytest.raises(QuestionSetError, match=r":1: not valid JSON"):
+        load_cases(path)
+    path.write_text('{"question": "q", "keywords": ["k"], "category": "x", "history": [{"role": "bot"}]}\n')
+    with pytest.raises(QuestionSetError, match=r":1: 'history'"):
+        load_cases(path)
+
+
+def test_both_question_sets_are_valid():
+    for name in ("corpus.jsonl", "handbook.jsonl"):
+        cases = load_cases(ROOT / "eval" / name)
+        assert any(case.history for case in cases) and any(not case.answerable for case in cases)
+
+
+def test_table_prints_every_category_and_the_baseline():
+    cases = [Case("q", ["x"], "fact"), Case("r", [], "unanswerable", answerable=False)]
+    scores = [score_question(case, ["x"], {"status": "answered", "answer": "x", "citations": []}, [], 10, 5.0)
+              for case in cases]
+    baseline = [{"rr": 0.5, "ndcg": 0.5, "keyword_coverage": 1.0, "chunk_chars": [1]},
+                {"rr": None, "ndcg": None, "keyword_coverage": None, "chunk_chars": [1]}]
+    table = format_table(summarize(cases, scores, 10, baseline, {}))
+    lines = table.splitlines()
+    assert [line.split()[0] for line in lines if not line.startswith("-")] == [
+        "category", "fact", "unanswerable", "OVERALL", "baseline", "ours/base"]
+    assert len({len(line) for line in lines}) == 1  # aligned
+    assert "2.00x" in lines[-1]
+
+
+def test_bundled_question_set_stays_above_the_regression_floor(engine, tmp_path):
+    """Loose floors just under what the bundled corpus measures; a drop below one is a regression.
+    Runs on the session's index of the bundled corpus (the refresh finds nothing to do)."""
+    out = tmp_path / "report.json"
+    args = Namespace(tests=str(ROOT / "eval" / "corpus.jsonl"), corpus=str(engine.settings.corpus),
+                     db=engine.settings.db, k=10, out=str(out), baseline=False)
+    assert main(args) == 0
+    report = json.loads(out.read_text())
+    overall = report["summary"]["overall"]
+    assert overall["mrr"] >= 0.85
+    assert overall["answered_rate"] >= 0.75
+    assert overall["abstention_rate"] >= 0.75
+    assert overall["invalid_citations"] == 0
+    assert overall["avg_chunk_chars"] <= 800
+    question = report["questions"][0]
+    assert {"question", "category", "history", "retrieved", "final_output", "latency_ms"} <= set(question)
+    assert set(question["retrieved"][0]) == {"chunk_id", "source_id", "text"}
+    assert report["index"]["chunks"] > 0
