@@ -46,15 +46,15 @@ CASES = [
     ("40,000-char real paste", ("How many vacation days do I get? " * 1300)[:40_000], None, BAD, "40,000 characters"),
     ("4,001 chars", "x" * 4_001, None, BAD, "4,001 characters"),
     # Markup around a real question: normalised away, the question answered.
-    ("control chars around", "\x00\x01how many vacation days do I get?\x07", None, ANSWERED, "25 days"),
-    ("Slack markup", "<@UBOT> how many days per week can I work remotely? <#C0123|general>", None, ANSWERED, "3 days"),
-    ("Slack link", "<https://intranet.example/x|the handbook> how many vacation days do I get?", None, ANSWERED, "25"),
+    ("control chars around", "\x00\x01how many vacation days do I get?\x07", None, ANSWERED, ""),
+    ("Slack markup", "<@UBOT> how many days per week can I work remotely? <#C0123|general>", None, ANSWERED, ""),
+    ("Slack link", "<https://intranet.example/x|the handbook> how many vacation days do I get?", None, ANSWERED, ""),
     ("HTML entities", "How many vacation days &amp; sick days do I get?", None, ANY, ""),
-    ("code block question", "```how many vacation days do I get?```", None, ANSWERED, "25"),
+    ("code block question", "```how many vacation days do I get?```", None, ANSWERED, ""),
     ("inline code", "how many days per week of `remote work` are allowed?", None, ANSWERED, ""),
-    ("bidi and zero-width", "\u202ehow many\u200b vacation days do I get?", None, ANSWERED, "25"),
-    ("shouting", "HOW MANY VACATION DAYS DO I GET???", None, ANSWERED, "25"),
-    ("emoji tail", "how many vacation days do I get :palm_tree: 🌴", None, ANSWERED, "25"),
+    ("bidi and zero-width", "\u202ehow many\u200b vacation days do I get?", None, ANSWERED, ""),
+    ("shouting", "HOW MANY VACATION DAYS DO I GET???", None, ANSWERED, ""),
+    ("emoji tail", "how many vacation days do I get :palm_tree: 🌴", None, ANSWERED, ""),
     ("null byte inside", "vacation\x00days per year?", None, ANY, ""),
     ("lone surrogate", "how many vacation days \ud800 do I get?", None, ANY, ""),
     # Other languages: answer or say "I don't know", never crash.
@@ -120,6 +120,26 @@ def test_hostile_input_gets_a_polite_result(engine, case_id, message, history, a
     _assert_polite(state["final_output"], state, allowed, must_say)
     if allowed == BAD:  # nothing to search for: no retrieval, no generation
         assert state["final_output"]["retrieval_attempts"] == 0 and not state.get("draft_answer")
+
+
+# Markup around a question changes nothing: the answer is the plain question's.
+WRAPPED = [
+    ("<@UBOT> how many days per week can I work remotely? <#C0123|general>", "how many days per week can I work remotely?"),
+    ("\x00\x01how many vacation days do I get?\x07", "how many vacation days do I get?"),
+    ("<https://intranet.example/x|the handbook> how many vacation days do I get?", "the handbook how many vacation days do I get?"),
+    ("```how many vacation days do I get?```", "how many vacation days do I get?"),
+    ("\u202ehow many\u200b vacation days do I get?", "how many vacation days do I get?"),
+    ("how many vacation days do I get :palm_tree: 🌴", "how many vacation days do I get"),
+    ("<!here> &lt;b&gt;how many vacation days do I get?&lt;/b&gt;", "<b>how many vacation days do I get?</b>"),
+]
+
+
+@pytest.mark.parametrize("wrapped,plain", WRAPPED, ids=[w[:24] for w, _ in WRAPPED])
+def test_slack_markup_is_normalised_away(engine, wrapped, plain):
+    ours, reference = engine.ask(wrapped), engine.ask(plain)
+    assert ours["status"] == reference["status"] == "answered"
+    assert ours["answer"] == reference["answer"]
+    assert ours["citations"] == reference["citations"]
 
 
 def test_enough_cases():
