@@ -4,7 +4,9 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import statistics
 import sys
+import time
 from pathlib import Path
 
 from rag_graph.config import Settings
@@ -95,14 +97,19 @@ def cmd_graph(args) -> int:
 
 def cmd_demo(args) -> int:
     engine = _engine(args)
+    engine.warm_up()
     stats = engine.index.last_refresh
     print(f"Indexed {stats.documents} documents into {stats.chunks} chunks "
           f"({stats.embedded} embedded) from {engine.settings.corpus}\n")
     history: list[dict] = []
+    latencies = []
     for question in DEMO_QUESTIONS:
+        started = time.perf_counter()
         output = engine.ask(question, history)
-        print(f"Q: {question}\n{format_answer(output)}\n")
+        latencies.append((time.perf_counter() - started) * 1000)
+        print(f"Q: {question}\n{format_answer(output)} ({latencies[-1]:.0f} ms)\n")
         history += [{"role": "user", "content": question}, {"role": "assistant", "content": output["answer"]}]
+    print(f"Median answer time, warm and in-process: {statistics.median(latencies):.0f} ms")
     return 0
 
 
