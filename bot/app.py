@@ -11,6 +11,7 @@ from slack_bolt import App
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_sdk import WebClient
 from slack_sdk.http_retry import RateLimitErrorRetryHandler, default_retry_handlers
+from slack_sdk.http_retry.builtin_handlers import ServerErrorRetryHandler
 
 from rag_graph.config import Settings
 from rag_graph.index import RefreshError
@@ -31,7 +32,8 @@ LISTENER_THREADS = 16
 def web_client(settings: Settings) -> WebClient:
     base_url = settings.slack_api_url or WebClient.BASE_URL
     return WebClient(token=settings.slack_bot_token, base_url=base_url.rstrip("/") + "/",
-                     retry_handlers=default_retry_handlers() + [RateLimitErrorRetryHandler(max_retry_count=2)])
+                     retry_handlers=default_retry_handlers() + [RateLimitErrorRetryHandler(max_retry_count=2),
+                                                               ServerErrorRetryHandler(max_retry_count=2)])
 
 
 def build_app(settings: Settings, engine, client: WebClient | None = None) -> App:
