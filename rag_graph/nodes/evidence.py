@@ -72,13 +72,14 @@ def foreign_terms(question: str, search_query: str, chunks: list[dict], vocabula
     remote work): a weighty question word that no top chunk contains and whose removal brings
     the query *closer* to the best chunk. A synonym the documents phrase differently ("PTO" for
     paid time off) moves the query away when removed, so it does not count as missing."""
-    missing, best = [], chunks[0]
-    for word in uncovered_terms(question, chunks, vocabulary):
-        reduced = re.sub(rf"\b{re.escape(word)}\b", " ", search_query, flags=re.I)
-        vectors = embedder.encode([search_query, reduced, best["text"]])
-        if float(vectors[1] @ vectors[2]) - float(vectors[0] @ vectors[2]) > FOREIGN_MARGIN:
-            missing.append(word)
-    return missing
+    words = uncovered_terms(question, chunks, vocabulary)
+    if not words:
+        return []
+    reduced = [re.sub(rf"\b{re.escape(word)}\b", " ", search_query, flags=re.I) for word in words]
+    vectors = embedder.encode([chunks[0]["text"], search_query, *reduced])  # one model call
+    closeness = vectors[1:] @ vectors[0]
+    return [word for word, without in zip(words, closeness[1:])
+            if float(without) - float(closeness[0]) > FOREIGN_MARGIN]
 
 
 _VALUE = re.compile(
