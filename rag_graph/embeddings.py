@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from functools import lru_cache
 
 import numpy as np
@@ -39,6 +40,10 @@ class Embedder:
         self.model_name = model_name or default_model_name()
         self.batch_size = batch_size
         self._model = None
+        # Follow-ups and rewrites repeat queries; the corpus's sentences recur in the evidence of
+        # question after question. A hit saves a model call, the bulk of a question's time.
+        self.queries = VectorCache(2048)
+        self.passages = VectorCache(16384)
 
     @property
     def model(self):
@@ -62,12 +67,46 @@ class Embedder:
         return vectors.astype(np.float32, copy=False)
 
     def encode_query(self, text: str) -> np.ndarray:
-        return _cached_query_vector(self, text)
+        return self._cached(self.queries, [text])[0]
+
+    def encode_passages(self, texts: list[str]) -> np.ndarray:
+        """Corpus text (chunks, their sentences) at question time: cached by text."""
+        return self._cached(self.passages, texts)
+
+    def _cached(self, cache: "VectorCache", texts: list[str]) -> np.ndarray:
+        missing = [text for text in dict.fromkeys(texts) if cache.get(text) is None]
+        if missing:
+            for text, vector in zip(missing, self.encode(missing)):
+                cache.put(text, vector)
+        vectors = [cache.get(text) for text in texts]
+        if any(v is None for v in vectors):  # evicted meanwhile by another thread: encode afresh
+            return self.encode(texts)
+        return np.stack(vectors) if vectors else np.zeros((0, self.dimension), dtype=np.float32)
 
 
-@lru_cache(maxsize=2048)
-def _cached_query_vector(embedder: Embedder, text: str) -> np.ndarray:
-    # Follow-ups and rewrites repeat queries; a cache hit saves the one model call per question.
-    vector = embedder.encode([text])[0]
-    vector.setflags(write=False)
-    return vector
+class VectorCache:
+    """A bounded, thread-safe LRU of read-only vectors keyed by text."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._items: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> np.ndarray | None:
+        with self._lock:
+            vector = self._items.get(text)
+            if vector is not None:
+                self._items.move_to_end(text)
+            return vector
+
+    def put(self, text: str, vector: np.ndarray) -> None:
+        vector.setflags(write=False)
+        with self._lock:
+            self._items[text] = vector
+            self._items.move_to_end(text)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()

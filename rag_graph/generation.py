@@ -94,8 +94,8 @@ class ExtractiveGenerator:
             return {"answer": "", "sentences": []}
         pool = sorted(candidates, key=lambda c: -c.score)[: self.SEMANTIC_POOL]
         if self.embedder is not None:
-            vectors = self.embedder.encode([question, *[c.text for c in pool]])
-            for candidate, similarity in zip(pool, vectors[1:] @ vectors[0]):
+            vectors = self.embedder.encode_passages([c.text for c in pool])
+            for candidate, similarity in zip(pool, vectors @ self.embedder.encode_query(question)):
                 candidate.score += self.SEMANTIC_WEIGHT * float(similarity)
         picked = self._pick(sorted(pool, key=lambda c: -c.score), candidates, weights)
         out, length = [], 0

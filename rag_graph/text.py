@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 
 STOPWORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being below
@@ -50,8 +51,10 @@ def terms(text: str) -> list[str]:
     return [stem(w) if not w[0].isdigit() else w for w in words(text) if w not in STOPWORDS]
 
 
-def term_set(text: str) -> set[str]:
-    return set(terms(text))
+@lru_cache(maxsize=16384)
+def term_set(text: str) -> frozenset[str]:
+    # Cached: the same chunks and sentences are scored for question after question.
+    return frozenset(terms(text))
 
 
 def weighted_coverage(query_terms: dict[str, float], text_terms: set[str]) -> float:
@@ -87,7 +90,8 @@ def _table_sentences(lines: list[str]) -> list[str]:
     return out
 
 
-def sentences(text: str) -> list[str]:
+@lru_cache(maxsize=4096)
+def sentences(text: str) -> tuple[str, ...]:
     """Sentences of a markdown body; list items and table rows count as sentences of their own."""
     out = []
     for block in re.split(r"\n\s*\n", text):
@@ -108,4 +112,4 @@ def sentences(text: str) -> list[str]:
             out.extend(items)
             continue
         out.extend(part.strip() for part in _SENTENCE_END.split(" ".join(l.strip() for l in lines)))
-    return [s for s in out if len(words(s)) >= 3 and not re.fullmatch(r"[|\s:-]+", s)]
+    return tuple(s for s in out if len(words(s)) >= 3 and not re.fullmatch(r"[|\s:-]+", s))

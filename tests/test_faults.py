@@ -64,7 +64,7 @@ def _still_serves_version(engine: Engine, version: int, chunks: int) -> None:
     other = Index(engine.settings.db, engine.embedder)
     assert other.version == version and other.count() == chunks
     assert not other.search("zeppelin rides roof", mode="keyword", top_k=3)
-    assert engine.index._db.table_names() == [TABLE], "no half-built table may be visible"
+    assert engine.index._db.list_tables().tables == [TABLE], "no half-built table may be visible"
 
 
 # ---- reload faults ----------------------------------------------------------------------------
@@ -118,6 +118,9 @@ class FailingEmbedder:
 
     def encode_query(self, text):
         return self.real.encode_query(text)
+
+    def encode_passages(self, texts):
+        return self.real.encode_passages(texts)
 
 
 @pytest.mark.parametrize("fault", ["raise", "timeout", "nan", "short"])
@@ -351,6 +354,9 @@ class FaultyEmbedder:
 
     def encode_query(self, text):
         return self.encode([text])[0]
+
+    def encode_passages(self, texts):
+        return self.encode(texts)
 
 
 EMBEDDER_FAULTS = {

@@ -76,10 +76,10 @@ def foreign_terms(question: str, search_query: str, chunks: list[dict], vocabula
     if not words:
         return []
     reduced = [re.sub(rf"\b{re.escape(word)}\b", " ", search_query, flags=re.I) for word in words]
-    vectors = embedder.encode([chunks[0]["text"], search_query, *reduced])  # one model call
-    closeness = vectors[1:] @ vectors[0]
-    return [word for word, without in zip(words, closeness[1:])
-            if float(without) - float(closeness[0]) > FOREIGN_MARGIN]
+    best = embedder.encode_passages([chunks[0]["text"]])[0]
+    closeness = float(embedder.encode_query(search_query) @ best)
+    return [word for word, without in zip(words, embedder.encode(reduced) @ best)
+            if float(without) - closeness > FOREIGN_MARGIN]
 
 
 _VALUE = re.compile(

@@ -28,8 +28,8 @@ def sentence_support(sentence: str, cited: list[dict], embedder) -> bool:
         return True
     if lexical < PARAPHRASE_FLOOR:
         return False
-    vectors = embedder.encode([sentence, *[c["body"] for c in cited]])
-    return float(np.max(vectors[1:] @ vectors[0])) >= SEMANTIC_SUPPORT
+    sources = embedder.encode_passages([c["body"] for c in cited])
+    return float(np.max(sources @ embedder.encode([sentence])[0])) >= SEMANTIC_SUPPORT
 
 
 def validate_grounding(state: State, runtime: Runtime[Deps]) -> dict:
