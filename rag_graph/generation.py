@@ -13,13 +13,16 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .nodes.evidence import query_weights
-from .text import sentences, term_set, weighted_coverage, words
+from .text import sentences, term_set, terms, weighted_coverage, words
 
 MAX_SENTENCES = 3
 MAX_ANSWER_CHARS = 600
 _QUANTITY = re.compile(
     r"\b(how (many|much|long|often|soon|far|fast|quickly|big)|what (percent|percentage|amount|time|dates?|days?)|when|deadline|dates?)\b",
     re.I)
+# Where a compound or comparison question divides ("…in summer, and which months…",
+# "short-term vs long-term"): each part deserves its own sentence.
+_PART_BREAK = re.compile(r"\s*(?:[,;]\s*)?\b(?:and|or|vs\.?|versus|compared? (?:to|with))\b\s*|[,;]\s+", re.I)
 _HAS_NUMBER = re.compile(r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|twelve|first|last)\b", re.I)
 
 PROMPT_TEMPLATE = """You answer employees' questions using only the documents below.
@@ -67,6 +70,7 @@ def clean_sentence(sentence: str) -> str:
 @dataclass
 class _Candidate:
     score: float
+    lexical: float  # the score before the semantic re-scoring
     rank: int  # of its chunk in the context
     position: int  # within its chunk
     text: str
@@ -98,6 +102,12 @@ class ExtractiveGenerator:
             for candidate, similarity in zip(pool, vectors @ self.embedder.encode_query(question)):
                 candidate.score += self.SEMANTIC_WEIGHT * float(similarity)
         picked = self._pick(sorted(pool, key=lambda c: -c.score), candidates, weights)
+        for part in question_parts(question):
+            if len(picked) >= MAX_SENTENCES:
+                break
+            answer = self._best_for(part, candidates, picked)
+            if answer is not None:
+                picked.append(answer)
         out, length = [], 0
         for candidate in sorted(picked, key=lambda c: (c.rank, c.position)):
             text = clean_sentence(candidate.text)
@@ -106,6 +116,25 @@ class ExtractiveGenerator:
             out.append({"text": text, "chunk_ids": [candidate.chunk_id]})
             length += len(text) + 1
         return {"answer": " ".join(s["text"] for s in out), "sentences": out}
+
+    PART_CLOSENESS = 0.4  # a sentence this close to a part answers it without sharing its words
+
+    def _best_for(self, part: str, candidates: list[_Candidate], picked: list[_Candidate]) -> _Candidate | None:
+        """The sentence that best answers one part of the question (in the light of the whole
+        question), unless the sentences already picked cover that part."""
+        weights = query_weights(part, self.vocabulary())
+        covered = set().union(*(c.terms for c in picked))
+        if weighted_coverage(weights, covered) >= 0.75:
+            return None
+        pool = sorted(candidates, key=lambda c: -(weighted_coverage(weights, c.terms) + c.lexical / 4))
+        pool = [c for c in pool[: self.SEMANTIC_POOL] if c not in picked]
+        if not pool or self.embedder is None:
+            return None
+        closeness = self.embedder.encode_passages([c.text for c in pool]) @ self.embedder.encode_query(part)
+        best, near = max(zip(pool, closeness.tolist()),
+                         key=lambda item: weighted_coverage(weights, item[0].terms) + item[1] + item[0].lexical / 4)
+        adds = weighted_coverage(weights, best.terms - covered)
+        return best if adds > 0 or near >= self.PART_CLOSENESS else None
 
     @staticmethod
     def _candidates(question: str, context: list[dict], weights: dict[str, float]) -> list[_Candidate]:
@@ -120,7 +149,7 @@ class ExtractiveGenerator:
                          - 0.1 * max(0.0, len(sentence) / 150 - 1.5))  # long rows win on overlap alone
                 if wants_number and _HAS_NUMBER.search(sentence):
                     score += 0.15
-                out.append(_Candidate(score, rank, position, sentence, chunk["chunk_id"], own))
+                out.append(_Candidate(score, score, rank, position, sentence, chunk["chunk_id"], own))
         return out
 
     @staticmethod
@@ -142,6 +171,16 @@ class ExtractiveGenerator:
                 picked.append(candidate)
                 covered |= candidate.terms
         return picked
+
+
+_HOW_MUCH = re.compile(r"\bhow (?:long|much|many|often|soon|far)\b", re.I)
+
+
+def question_parts(question: str) -> list[str]:
+    """The parts of a compound question that name something of their own ("and for how long?"
+    asks about the rest of the question, so it is no part by itself)."""
+    parts = [part for part in _PART_BREAK.split(question) if terms(_HOW_MUCH.sub(" ", part))]
+    return parts if len(parts) > 1 else []
 
 
 _CITATION = re.compile(r"\[([^\[\]\s]+::[^\[\]\s]*::\d+)\]")

@@ -224,3 +224,19 @@ def test_follow_up_borrows_the_subject_of_the_previous_question(engine, question
     state = engine.run(question, history)
     assert "storage" in state["retrieval_query"]
     assert any("1 TB" in c["text"] for c in state["ranked_chunks"][:3])
+
+
+def test_each_part_of_a_compound_question_gets_its_own_sentence(embedder):
+    hours = chunk("handbook::working-hours::0",
+                  "We work 40 hours a week, and 32 hours a week in summer. Meetings stay short. "
+                  "Summer hours run from May 1 through August 31.")
+    disability = chunk("benefits::disability::0",
+                       "The Short Term policy replaces up to 70% of your salary for 12 weeks. "
+                       "The Long Term policy replaces up to 60% of your salary.")
+    retriever = FakeRetriever([hours, disability])
+    out = run(embedder, "how many hours a week do we work in summer, and which months does that cover?",
+              retriever)["final_output"]
+    assert out["status"] == "answered"
+    assert "32 hours" in out["answer"] and "May 1 through August 31" in out["answer"]
+    out = run(embedder, "how does short-term disability pay compare to long-term?", retriever)["final_output"]
+    assert "70%" in out["answer"] and "60%" in out["answer"]
