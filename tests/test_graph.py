@@ -240,3 +240,12 @@ def test_each_part_of_a_compound_question_gets_its_own_sentence(embedder):
     assert "32 hours" in out["answer"] and "May 1 through August 31" in out["answer"]
     out = run(embedder, "how does short-term disability pay compare to long-term?", retriever)["final_output"]
     assert "70%" in out["answer"] and "60%" in out["answer"]
+
+
+
+def test_a_word_the_evidence_says_differently_is_not_a_knowledge_gap(embedder):
+    from rag_graph.nodes.evidence import has_synonym
+
+    coverage = chunk("benefits::health-insurance::0", "Health coverage ends on the last day of the month in which you resign.")
+    assert has_synonym("quit", [coverage], embedder)
+    assert not has_synonym("contractors", [POLICY], embedder)

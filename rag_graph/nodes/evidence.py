@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 
-from ..text import idf, term_set, terms
+from ..text import STOPWORDS, idf, term_set, terms
+from ..text import words as _words
 
 # Weights of cosine similarity, term coverage and BM25 (relative to the best BM25 of the query)
 # in a chunk's relevance; measured on both eval sets (`citebot eval`), see the issue notes.
@@ -78,8 +79,22 @@ def foreign_terms(question: str, search_query: str, chunks: list[dict], vocabula
     reduced = [re.sub(rf"\b{re.escape(word)}\b", " ", search_query, flags=re.I) for word in words]
     best = embedder.encode_passages([chunks[0]["text"]])[0]
     closeness = float(embedder.encode_query(search_query) @ best)
-    return [word for word, without in zip(words, embedder.encode(reduced) @ best)
-            if float(without) - closeness > FOREIGN_MARGIN]
+    foreign = [word for word, without in zip(words, embedder.encode(reduced) @ best)
+               if float(without) - closeness > FOREIGN_MARGIN]
+    return [word for word in foreign if not has_synonym(word, chunks, embedder)]
+
+
+SYNONYM = 0.6  # cosine of two single words that name the same thing ("quit" / "stop", "buy" / "purchasing")
+
+
+def has_synonym(word: str, chunks: list[dict], embedder) -> bool:
+    """The evidence says it in other words: a word of the top chunks close to the missing one."""
+    vocabulary = sorted({w for c in chunks for w in _words(c["text"]) if w not in STOPWORDS and len(w) > 2
+                         and not w[0].isdigit()})
+    if not vocabulary:
+        return False
+    closeness = embedder.encode_passages(vocabulary) @ embedder.encode_query(word)
+    return float(closeness.max()) >= SYNONYM
 
 
 _VALUE = re.compile(
