@@ -249,3 +249,12 @@ def test_a_word_the_evidence_says_differently_is_not_a_knowledge_gap(embedder):
     coverage = chunk("benefits::health-insurance::0", "Health coverage ends on the last day of the month in which you resign.")
     assert has_synonym("quit", [coverage], embedder)
     assert not has_synonym("contractors", [POLICY], embedder)
+
+
+
+def test_a_when_question_is_answered_with_the_sentence_that_holds_a_date():
+    enrollment = chunk("benefits::open-enrollment::0",
+                       "Open enrollment happens online in the benefits portal. Open enrollment happens in November.")
+    generator = ExtractiveGenerator(FakeRetriever([enrollment]).vocabulary)  # word scores only
+    draft = generator.generate("when does open enrollment happen?", [enrollment], "")
+    assert draft["answer"] == "Open enrollment happens in November."
