@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .nodes.evidence import query_weights
+from .nodes.query import split_follow_up
 from .text import sentences, term_set, terms, weighted_coverage, words
 
 MAX_SENTENCES = 3
@@ -100,8 +101,15 @@ class ExtractiveGenerator:
         self.vocabulary = vocabulary
         self.embedder = embedder
 
+    CARRIED_WEIGHT = 0.5  # a follow-up's own words ("the long-term one") outweigh the subject it borrowed
+
     def generate(self, question: str, context: list[dict], prompt: str) -> dict:
         weights = query_weights(question, self.vocabulary())
+        own, carried = split_follow_up(question)
+        own_terms = set(terms(own))
+        for term in terms(carried):
+            if term not in own_terms:
+                weights[term] *= self.CARRIED_WEIGHT
         candidates = self._candidates(question, context, weights)
         if not candidates:
             return {"answer": "", "sentences": []}
@@ -111,7 +119,7 @@ class ExtractiveGenerator:
             for candidate, similarity in zip(pool, vectors @ self.embedder.encode_query(question)):
                 candidate.score += self.SEMANTIC_WEIGHT * float(similarity)
         picked = self._pick(sorted(pool, key=lambda c: -c.score), candidates, weights)
-        for part in question_parts(question):
+        for part in question_parts(own):
             if len(picked) >= MAX_SENTENCES:
                 break
             answer = self._best_for(part, candidates, picked)

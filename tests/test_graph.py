@@ -258,3 +258,12 @@ def test_a_when_question_is_answered_with_the_sentence_that_holds_a_date():
     generator = ExtractiveGenerator(FakeRetriever([enrollment]).vocabulary)  # word scores only
     draft = generator.generate("when does open enrollment happen?", [enrollment], "")
     assert draft["answer"] == "Open enrollment happens in November."
+
+
+def test_a_follow_up_is_answered_by_its_own_words_before_the_borrowed_subject():
+    disability = chunk("benefits::disability::0",
+                       "The Short Term Disability policy replaces up to 70% of your salary for 12 weeks. "
+                       "Meanwhile the Long Term policy replaces up to 60% of salary.")
+    generator = ExtractiveGenerator(FakeRetriever([disability]).vocabulary)
+    draft = generator.generate("what about the long-term one? (short term disability salary)", [disability], "")
+    assert draft["answer"].startswith("Meanwhile the Long Term policy")

@@ -77,6 +77,15 @@ def resolve_follow_up(question: str, history: list[dict]) -> str:
     return f"{question} ({' '.join(carried)})" if carried else question
 
 
+_CARRIED = re.compile(r"\s\(([^()]*)\)$")
+
+
+def split_follow_up(query: str) -> tuple[str, str]:
+    """(the asker's own words, the subject carried over from earlier turns) of a resolved query."""
+    match = _CARRIED.search(query)
+    return (query[: match.start()], match.group(1)) if match else (query, "")
+
+
 def _capitalised(text: str) -> list[str]:
     """Capitalised words that do not start a sentence ("Team" in "what about Team?"); acronyms
     such as SLA are vocabulary, not names."""
