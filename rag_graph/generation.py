@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import takewhile
 from typing import Callable
 
 from .nodes.evidence import query_weights
@@ -175,8 +176,18 @@ class ExtractiveGenerator:
         picked, covered = [best], set(best.terms)
         total = sum(weights.values()) or 1.0
         # The next sentence of the same passage often finishes the thought.
-        follower = next((c for c in candidates if c.rank == best.rank and c.position == best.position + 1), None)
-        if follower is not None and follower.score >= 0.5 * best.score and len(best.text) < 200:
+        after = sorted((c for c in candidates if c.rank == best.rank and c.position > best.position),
+                       key=lambda c: c.position)
+        if best.text.rstrip().endswith(":"):
+            # A lead-in ("…a payroll deduction for medical insurance:") means nothing without the
+            # list item that answers the question.
+            items = list(takewhile(lambda c: _LIST_ITEM.match(c.text), after))
+            follower = max(items, key=lambda c: c.score) if items else None
+        else:
+            follower = after[0] if after and after[0].position == best.position + 1 else None
+            if follower is not None and (follower.score < 0.5 * best.score or len(best.text) >= 200):
+                follower = None
+        if follower is not None:
             picked.append(follower)
             covered |= follower.terms
         # A sentence from elsewhere must answer another part of the question.
@@ -190,6 +201,7 @@ class ExtractiveGenerator:
         return picked
 
 
+_LIST_ITEM = re.compile(r"\s*([-*+]|\d+[.)])\s")
 _HOW_MUCH = re.compile(r"\bhow (?:long|much|many|often|soon|far)\b", re.I)
 
 

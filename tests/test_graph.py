@@ -267,3 +267,13 @@ def test_a_follow_up_is_answered_by_its_own_words_before_the_borrowed_subject():
     generator = ExtractiveGenerator(FakeRetriever([disability]).vocabulary)
     draft = generator.generate("what about the long-term one? (short term disability salary)", [disability], "")
     assert draft["answer"].startswith("Meanwhile the Long Term policy")
+
+
+def test_a_lead_in_line_is_completed_by_the_list_item_that_answers(embedder):
+    deductions = chunk("benefits::medical-insurance::0",
+                       "Each pay period, you will see a payroll deduction for medical insurance:\n\n"
+                       "* Employee-only coverage: $96.05\n* Employee-partner coverage: $197.27\n"
+                       "* Employee-family coverage: $287.65")
+    out = run(embedder, "what's the per-paycheck medical deduction if my whole family is on the plan?",
+              FakeRetriever([deductions]))["final_output"]
+    assert "$287.65" in out["answer"] and "$96.05" not in out["answer"]
