@@ -15,7 +15,7 @@ from typing import Callable
 
 from .nodes.evidence import query_weights
 from .nodes.query import split_follow_up
-from .text import sentences, term_set, terms, weighted_coverage, words
+from .text import LIST_ITEM, sentences, term_set, terms, weighted_coverage, words
 
 MAX_SENTENCES = 3
 MAX_ANSWER_CHARS = 600
@@ -23,14 +23,15 @@ ANSWER_TYPE_BONUS = 0.3  # a sentence of the kind of answer asked for (date, fre
 # What kind of answer the question asks for, and the sentences that hold one: a "when" wants a
 # date or a weekday, a "how often" a frequency, a "how many" a number.
 _MONTH_OR_DAY = r"january|february|march|april|may|june|july|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_ASKS_DATE = re.compile(r"\b(when|what (dates?|day|time)|which (dates?|days?|months?)|deadline|due)\b|\bkick in\b", re.I)
+_ASKS_FREQUENCY = re.compile(r"\bhow (often|frequently)\b", re.I)
+_ASKS_AMOUNT = re.compile(r"\b(how (many|much|long|soon|far|fast|quickly|big)|what (percent|percentage|amount))\b", re.I)
 _ANSWER_TYPES = (
-    (re.compile(r"\b(when|what (dates?|day|time)|which (dates?|days?|months?)|deadline|due)\b|\bkick in\b", re.I),
-     re.compile(rf"\b({_MONTH_OR_DAY})\b|\b\d{{1,2}}(st|nd|rd|th)\b|\b\d{{4}}\b|\b\d+\s*(days?|weeks?|months?|years?)\b"
-                r"|\banniversary\b", re.I)),
-    (re.compile(r"\bhow (often|frequently)\b", re.I),
-     re.compile(r"\b(once|twice|every|daily|weekly|monthly|annually|yearly|\w+ times)\b|\b(a|per) (day|week|month|year)\b", re.I)),
-    (re.compile(r"\b(how (many|much|long|soon|far|fast|quickly|big)|what (percent|percentage|amount))\b", re.I),
-     re.compile(r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|twelve|first|last)\b", re.I)),
+    (_ASKS_DATE, re.compile(rf"\b({_MONTH_OR_DAY})\b|\b\d{{1,2}}(st|nd|rd|th)\b|\b\d{{4}}\b"
+                            r"|\b\d+\s*(days?|weeks?|months?|years?)\b|\banniversary\b", re.I)),
+    (_ASKS_FREQUENCY, re.compile(r"\b(once|twice|every|daily|weekly|monthly|annually|yearly|\w+ times)\b"
+                                 r"|\b(a|per) (day|week|month|year)\b", re.I)),
+    (_ASKS_AMOUNT, re.compile(r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|twelve|first|last)\b", re.I)),
 )
 # Where a compound or comparison question divides ("…in summer, and which months…",
 # "short-term vs long-term"): each part deserves its own sentence.
@@ -97,12 +98,12 @@ class ExtractiveGenerator:
 
     SEMANTIC_POOL = 8  # sentences re-scored by embedding: enough to fix word-overlap misses, cheap
     SEMANTIC_WEIGHT = 1.0
+    CARRIED_WEIGHT = 0.5  # a follow-up's own words ("the long-term one") outweigh the subject it borrowed
+    PART_CLOSENESS = 0.4  # a sentence this close to a part answers it without sharing its words
 
     def __init__(self, vocabulary: Callable[[], tuple[dict[str, int], int]], embedder=None):
         self.vocabulary = vocabulary
         self.embedder = embedder
-
-    CARRIED_WEIGHT = 0.5  # a follow-up's own words ("the long-term one") outweigh the subject it borrowed
 
     def generate(self, question: str, context: list[dict], prompt: str) -> dict:
         weights = query_weights(question, self.vocabulary())
@@ -134,8 +135,6 @@ class ExtractiveGenerator:
             out.append({"text": text, "chunk_ids": [candidate.chunk_id]})
             length += len(text) + 1
         return {"answer": " ".join(s["text"] for s in out), "sentences": out}
-
-    PART_CLOSENESS = 0.4  # a sentence this close to a part answers it without sharing its words
 
     def _best_for(self, part: str, candidates: list[_Candidate], picked: list[_Candidate]) -> _Candidate | None:
         """The sentence that best answers one part of the question (in the light of the whole
@@ -178,15 +177,14 @@ class ExtractiveGenerator:
         # The next sentence of the same passage often finishes the thought.
         after = sorted((c for c in candidates if c.rank == best.rank and c.position > best.position),
                        key=lambda c: c.position)
+        follower = after[0] if after and after[0].position == best.position + 1 else None
         if best.text.rstrip().endswith(":"):
-            # A lead-in ("…a payroll deduction for medical insurance:") means nothing without the
-            # list item that answers the question.
-            items = list(takewhile(lambda c: _LIST_ITEM.match(c.text), after))
-            follower = max(items, key=lambda c: c.score) if items else None
-        else:
-            follower = after[0] if after and after[0].position == best.position + 1 else None
-            if follower is not None and (follower.score < 0.5 * best.score or len(best.text) >= 200):
-                follower = None
+            # A lead-in ("…a payroll deduction for medical insurance:") means nothing without what
+            # follows it: of a list, the item that answers the question.
+            items = list(takewhile(lambda c: LIST_ITEM.match(c.text), after))
+            follower = max(items, key=lambda c: c.score) if items else follower
+        elif follower is not None and (follower.score < 0.5 * best.score or len(best.text) >= 200):
+            follower = None
         if follower is not None:
             picked.append(follower)
             covered |= follower.terms
@@ -201,14 +199,11 @@ class ExtractiveGenerator:
         return picked
 
 
-_LIST_ITEM = re.compile(r"\s*([-*+]|\d+[.)])\s")
-_HOW_MUCH = re.compile(r"\bhow (?:long|much|many|often|soon|far)\b", re.I)
-
-
 def question_parts(question: str) -> list[str]:
     """The parts of a compound question that name something of their own ("and for how long?"
     asks about the rest of the question, so it is no part by itself)."""
-    parts = [part for part in _PART_BREAK.split(question) if terms(_HOW_MUCH.sub(" ", part))]
+    parts = [part for part in _PART_BREAK.split(question)
+             if terms(_ASKS_AMOUNT.sub(" ", _ASKS_FREQUENCY.sub(" ", part)))]
     return parts if len(parts) > 1 else []
 
 

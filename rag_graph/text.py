@@ -19,7 +19,7 @@ don doesn isn aren wasn weren won shouldn wouldn couldn didn hasn haven per each
 """.split())
 
 _WORD = re.compile(r"[^\W_]+(?:[.,'’-][^\W_]+)*", re.U)
-_ITEM = re.compile(r"\s*([-*+]|\d+[.)]|\|)\s")
+LIST_ITEM = re.compile(r"\s*([-*+]|\d+[.)]|\|)\s")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"”’)]*\s+(?=[\"“(]?[A-Z0-9$£€])")
 
 
@@ -102,10 +102,10 @@ def sentences(text: str) -> tuple[str, ...]:
             out.extend(sentences("\n".join(prose)) if prose else [])
             out.extend(_table_sentences(table))
             continue
-        if any(_ITEM.match(line) for line in lines):
+        if any(LIST_ITEM.match(line) for line in lines):
             items: list[str] = []
             for line in lines:
-                if items and not _ITEM.match(line):
+                if items and not LIST_ITEM.match(line):
                     items[-1] += " " + line.strip()  # a list item wrapped onto the next line
                 else:
                     items.append(line.strip())
