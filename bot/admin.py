@@ -1,5 +1,6 @@
-"""`/citebot status|reload|help`: who may reload, running one reload at a time, and what the
-admin is told."""
+"""The admin commands every platform offers (`status`, `reload`, `help`): who may reload,
+running one reload at a time, and what the admin is told. Platform adapters decide how the words
+reach the admin and add platform-specific admin checks (Slack's workspace admins)."""
 from __future__ import annotations
 
 import logging
@@ -8,13 +9,10 @@ import uuid
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 
-from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
+from typing import Callable
 
 from rag_graph.config import Settings
-from rag_graph.index import IndexNotReady, RefreshError, RefreshInProgress, RefreshStats
-
-from .render import escape
+from rag_graph.engine import RefreshError, RefreshInProgress, RefreshStats
 
 log = logging.getLogger(__name__)
 
@@ -45,35 +43,28 @@ def describe(stats: RefreshStats) -> str:
 
 
 class Admin:
-    def __init__(self, settings: Settings, engine):
+    def __init__(self, settings: Settings, engine, escape: Callable[[str], str] = lambda text: text):
         self.settings, self.engine = settings, engine
+        self.escape = escape  # the platform's markup escaping for text that came from elsewhere
         self._reloading = threading.Lock()  # taken before "Reloading…" is said, so nobody hears it twice
 
-    def is_admin(self, client: WebClient, user_id: str) -> bool:
-        if user_id in self.settings.admin_user_ids:
-            return True
-        if not self.settings.allow_workspace_admins:
-            return False
-        try:
-            user = client.users_info(user=user_id)["user"]
-        except SlackApiError as error:
-            log.warning("users.info failed for %s: %s", user_id, error.response.get("error"))
-            return False
-        return any(user.get(flag) for flag in ("is_admin", "is_owner", "is_primary_owner"))
+    def is_listed(self, user_id: str) -> bool:
+        return user_id in self.settings.admin_user_ids
 
     def status(self) -> str:
-        try:
-            meta = self.engine.index.metadata()
+        meta = self.engine.index_status()
+        if meta:
             index = f"index version {meta['version']}, {meta['documents']} documents, {meta['chunks']} chunks"
-        except IndexNotReady:
+        else:
             index = "no index yet (an admin can run `/citebot reload`)"
-        stats = self.engine.index.last_refresh
+        stats = self.engine.last_refresh
         last = f"{_when(stats.finished_at)}: {describe(stats)}" if stats else "not since this process started"
         return f"*Citebot {_app_version()}*\n• {index}\n• Last reload: {last}"
 
-    def reload(self, user_id: str, client: WebClient, respond) -> None:
-        """Runs after the ack; every message goes to the admin alone through `respond`."""
-        if not self.is_admin(client, user_id):
+    def reload(self, user_id: str, allowed: bool, respond: Callable[[str], object]) -> None:
+        """Runs after the platform acknowledged the command; every message goes to the admin
+        alone through `respond`. `allowed` is the platform's verdict on `user_id`."""
+        if not allowed:
             respond(REFUSED)
             return
         if not self._reloading.acquire(blocking=False):
@@ -83,18 +74,18 @@ class Admin:
             respond("Reloading the documents… the current index keeps answering meanwhile.")
             log.info("reload requested by %s", user_id)
             stats = self.engine.refresh()
-        except RefreshInProgress:  # a refresh started outside Slack (e.g. at start-up)
+        except RefreshInProgress:  # a refresh started elsewhere (e.g. at start-up)
             respond(BUSY)
         except RefreshError as error:
             log.warning("reload by %s failed: %s", user_id, error)
             kept = "" if "keeps serving" in str(error) else " The previous index keeps serving."
-            respond(f":warning: Reload failed: {escape(str(error))}{kept}")
+            respond(f":warning: Reload failed: {self.escape(str(error))}{kept}")
         except Exception:
             ref = uuid.uuid4().hex[:8]
             log.exception("[%s] reload failed", ref)
             respond(f":warning: Reload failed unexpectedly; the previous index keeps serving. Reference `{ref}`.")
         else:
-            skipped = "".join(f"\n• {escape(note)}" for note in stats.skipped[:5])
+            skipped = "".join(f"\n• {self.escape(note)}" for note in stats.skipped[:5])
             skipped = f"\nNot indexed:{skipped}" if skipped else ""
             respond(f":white_check_mark: Reloaded: {describe(stats)}.{skipped}")
         finally:

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from rag_graph.config import Settings
-from rag_graph.index import RefreshError
+from rag_graph.engine import RefreshError
 
 DEMO_QUESTIONS = [
     "How many days per week can employees work remotely?",
@@ -126,7 +126,7 @@ def cmd_bench(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    from bot.app import serve
+    from bot.slack.app import serve
 
     return serve(_settings(args))
 

@@ -1,4 +1,4 @@
-"""Feedback clicks as JSON lines (CITEBOT_FEEDBACK, default .citebot/feedback.jsonl): one
+"""Feedback from every platform as JSON lines (CITEBOT_FEEDBACK, default .citebot/feedback.jsonl): one
 record per click, append-only, so `citebot eval` and a spreadsheet can both read it."""
 from __future__ import annotations
 
@@ -6,8 +6,6 @@ import json
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
-
-from .render import FEEDBACK_ACTIONS
 
 
 class FeedbackLog:
@@ -28,18 +26,3 @@ class FeedbackLog:
         if not self.path.exists():
             return []
         return [json.loads(line) for line in self.path.read_text(encoding="utf-8").splitlines() if line]
-
-
-def record_from_click(body: dict, action: dict) -> dict:
-    """Who voted what on which answer; the button value carries the answer's ref, status,
-    question and cited chunk ids (see render._feedback)."""
-    message = body.get("message") or {}
-    try:
-        answer = json.loads(action.get("value") or "{}")
-    except ValueError:
-        answer = {}
-    return {"vote": FEEDBACK_ACTIONS[action["action_id"]], "user": body["user"]["id"],
-            "channel": (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id"),
-            "message_ts": message.get("ts"), "thread_ts": message.get("thread_ts"),
-            "ref": answer.get("ref"), "status": answer.get("status"),
-            "question": answer.get("q"), "chunk_ids": answer.get("chunks", [])}

@@ -264,8 +264,8 @@ def bench_serve(corpus: Path, db: Path, questions: Path, timeout: float = 120.0)
     import importlib.util
     import urllib.request
 
-    if importlib.util.find_spec("bot.app") is None or not hasattr(__import__("bot.app").app, "serve"):
-        return {"status": "n/a", "reason": "bot.app.serve does not exist yet"}
+    if importlib.util.find_spec("bot.slack.app") is None:
+        return {"status": "n/a", "reason": "bot.slack.app does not exist"}
     stub = ThreadingHTTPServer(("127.0.0.1", 0), _StubSlack)
     threading.Thread(target=stub.serve_forever, daemon=True).start()
     port, secret = _free_port(), "bench-signing-secret"

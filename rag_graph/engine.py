@@ -10,11 +10,13 @@ from .context import Deps
 from .embeddings import Embedder
 from .generation import ChatModelGenerator, ExtractiveGenerator, load_chat_model
 from .graph import build_graph
-from .index import Index, RefreshStats
+from .index import Index, IndexNotReady, RefreshError, RefreshInProgress, RefreshStats
 from .nodes.finalize import GENERIC_FAILURE, final_output
 from .state import FinalOutput, State
 
 log = logging.getLogger(__name__)
+# What the bot may catch and read: it reaches retrieval only through the Engine.
+__all__ = ["Engine", "RefreshError", "RefreshInProgress", "RefreshStats"]
 
 
 class Engine:
@@ -31,6 +33,23 @@ class Engine:
     def refresh(self) -> RefreshStats:
         """Re-index the corpus folder (atomic; raises RefreshError and keeps serving on failure)."""
         return self.index.refresh(self.settings.corpus)
+
+    @property
+    def ready(self) -> bool:
+        """An index version is published and can answer."""
+        return self.index.ready
+
+    @property
+    def last_refresh(self) -> RefreshStats | None:
+        """The last refresh this process made, if any."""
+        return self.index.last_refresh
+
+    def index_status(self) -> dict | None:
+        """`{version, documents, chunks}` of the serving index, or None before the first build."""
+        try:
+            return self.index.metadata()
+        except IndexNotReady:
+            return None
 
     def run(self, question: str, history: list[dict] | None = None) -> State:
         """The whole final state: `citebot eval` reads the ranked chunks from it."""

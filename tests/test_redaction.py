@@ -98,7 +98,7 @@ def _no_canary(text: str, where: str, typed: str = "") -> None:
 
 
 def _slack_message(output: dict) -> str:
-    render = pytest.importorskip("bot.render")
+    render = pytest.importorskip("bot.slack.render")
     return json.dumps(render.render_answer(output, ref="t1", question="q", ask_hint="#help"), ensure_ascii=False)
 
 

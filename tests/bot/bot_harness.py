@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import EVENTS_PATH, build_app, make_http_server
+from bot.slack.app import EVENTS_PATH, build_app, make_http_server
 from fake_slack import FakeSlack, action_body, command_body, event_body, signed_headers
 from rag_graph.config import Settings
 from rag_graph.engine import Engine

@@ -2,7 +2,7 @@
 import logging
 import time
 
-from bot.render import PLACEHOLDER
+from bot.slack.render import PLACEHOLDER
 from bot_harness import QUESTION, blocks_of, bot, fake, mrkdwn_of, start_bot  # noqa: F401 (fixtures)
 
 CITATION = "<https://handbook.orrinfold.example/2025#remote-work|Employee Handbook 2025 › Remote Work>"
@@ -75,7 +75,7 @@ def test_a_crash_becomes_a_short_apology_with_a_reference_and_the_details_stay_i
         raise RuntimeError("db password is hunter2")
 
     monkeypatch.setattr(engine, "ask", broken)
-    with caplog.at_level(logging.ERROR, logger="bot.conversation"):
+    with caplog.at_level(logging.ERROR, logger="bot.slack.conversation"):
         bot.mention(QUESTION)
         update = fake.wait_for("chat.update", timeout=30)[0]
     shown = mrkdwn_of(update)

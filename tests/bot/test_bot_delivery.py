@@ -30,7 +30,7 @@ def test_a_mention_arriving_as_app_mention_and_as_message_is_answered_once(bot, 
 
 
 def test_a_slack_retry_of_an_answered_event_gets_no_second_reply(bot, fake, caplog):
-    caplog.set_level(logging.INFO, logger="bot.dedupe")
+    caplog.set_level(logging.INFO, logger="bot.slack.app")
     fake.add_message("C1", MENTION_TS, f"<@UBOT> {QUESTION}", user="U1")
     body = event_body(mention_event(), event_id="EvRETRY")
     assert bot.post(body)[0] == 200

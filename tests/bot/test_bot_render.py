@@ -1,7 +1,7 @@
 """final_output -> Block Kit: escaping, links, the don't-know shape and Slack's size limits."""
 import json
 
-from bot.render import MAX_BLOCKS, MAX_BUTTON_VALUE, MAX_SECTION, apology, render_answer, split_text
+from bot.slack.render import MAX_BLOCKS, MAX_BUTTON_VALUE, MAX_SECTION, apology, render_answer, split_text
 
 
 def answered(answer="Up to 3 days a week.", citations=None):

@@ -5,7 +5,7 @@ import pytest
 
 from bot.dedupe import SeenCache
 from bot.intent import classify, mentioned_users
-from bot.threads import history, plain_text
+from bot.slack.threads import history, plain_text
 
 
 def msg(ts, text, user="U1", **extra):

@@ -1,11 +1,25 @@
 """`/citebot [help|status|reload]`."""
 from __future__ import annotations
 
+import logging
+
 from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 
-from ..admin import HELP, Admin
+from ...admin import HELP, Admin
 from ..render import escape
+
+log = logging.getLogger(__name__)
+
+
+def is_workspace_admin(client: WebClient, user_id: str) -> bool:
+    try:
+        user = client.users_info(user=user_id)["user"]
+    except SlackApiError as error:
+        log.warning("users.info failed for %s: %s", user_id, error.response.get("error"))
+        return False
+    return any(user.get(flag) for flag in ("is_admin", "is_owner", "is_primary_owner"))
 
 
 def register(app: App, admin: Admin) -> None:
@@ -15,7 +29,10 @@ def register(app: App, admin: Admin) -> None:
         sub = words[0].lower() if words else "help"
         if sub == "reload":
             ack()  # the admin check may call users.info: answer Slack first, reply via response_url
-            admin.reload(command["user_id"], client, respond)
+            user = command["user_id"]
+            allowed = admin.is_listed(user) or (admin.settings.allow_workspace_admins
+                                                and is_workspace_admin(client, user))
+            admin.reload(user, allowed, respond)
         elif sub == "status":
             ack(text=admin.status(), response_type="ephemeral")
         elif sub == "help":

@@ -11,8 +11,8 @@ from slack_sdk.errors import SlackApiError
 
 from rag_graph.config import Settings
 
-from .dedupe import SeenCache
-from .intent import classify, mentioned_users
+from ..dedupe import SeenCache
+from ..intent import classify, mentioned_users
 from .render import PLACEHOLDER, apology, render_answer
 from .threads import PEOPLE_SUBTYPES, fetch_thread, history, is_from, plain_text
 

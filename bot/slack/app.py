@@ -7,20 +7,21 @@ from concurrent.futures import ThreadPoolExecutor
 from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from slack_bolt import App
+from slack_bolt import App, BoltResponse
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_sdk import WebClient
 from slack_sdk.http_retry import RateLimitErrorRetryHandler, default_retry_handlers
 from slack_sdk.http_retry.builtin_handlers import ServerErrorRetryHandler
 
 from rag_graph.config import Settings
-from rag_graph.index import RefreshError
+from rag_graph.engine import RefreshError
 
-from .admin import Admin
+from ..admin import Admin
+from ..dedupe import SeenCache
+from ..feedback import FeedbackLog
 from .conversation import Conversations
-from .dedupe import SeenCache, drop_redelivered_events
-from .feedback import FeedbackLog
 from .listeners import commands, feedback, messages
+from .render import escape
 
 log = logging.getLogger(__name__)
 EVENTS_PATH = "/slack/events"
@@ -36,13 +37,29 @@ def web_client(settings: Settings) -> WebClient:
                                                                ServerErrorRetryHandler(max_retry_count=2)])
 
 
+def drop_redelivered_events(seen: SeenCache):
+    """Bolt middleware: an `event_callback` whose event_id was already taken is acked and
+    dropped. Slack's retries (X-Slack-Retry-Num) reuse the event_id, so they land here too;
+    a retry whose first delivery never reached us still gets answered."""
+
+    def middleware(body: dict, request, next) -> BoltResponse | None:
+        event_id = body.get("event_id") if body.get("type") == "event_callback" else None
+        if event_id and not seen.first_time(("event", event_id)):
+            retry = request.headers.get("x-slack-retry-num", ["0"])[0]
+            log.info("dropping duplicate delivery of %s (retry %s)", event_id, retry)
+            return BoltResponse(status=200, body="")
+        return next()
+
+    return middleware
+
+
 def build_app(settings: Settings, engine, client: WebClient | None = None) -> App:
     app = App(client=client or web_client(settings),
               signing_secret=settings.slack_signing_secret or "",
               listener_executor=ThreadPoolExecutor(LISTENER_THREADS, thread_name_prefix="citebot"))
     app.use(drop_redelivered_events(SeenCache()))
     messages.register(app, Conversations(engine, settings, SeenCache()))
-    commands.register(app, Admin(settings, engine))
+    commands.register(app, Admin(settings, engine, escape))
     feedback.register(app, FeedbackLog(settings.feedback_path))
     return app
 
@@ -87,7 +104,7 @@ def serve(settings: Settings) -> int:
         print(f"Indexed {stats.documents} documents, {stats.chunks} chunks "
               f"({stats.embedded} embedded) from {settings.corpus}", flush=True)
     except RefreshError as error:
-        if not engine.index.ready:
+        if not engine.ready:
             raise  # nothing to serve: the CLI prints the error and exits 2
         print(f"warning: {error}; serving the existing index", file=sys.stderr, flush=True)
     engine.warm_up()
