@@ -29,7 +29,7 @@ SUFFIXES = (".md", ".pdf", ".docx", ".html", ".htm", ".txt")
 SIDECAR_SUFFIXES = (".yml", ".yaml")
 
 _MAGIC = {".pdf": (b"%PDF-", "a PDF"), ".docx": (b"PK\x03\x04", "a Word (.docx) file")}
-_LIST_ITEM = re.compile(r"^(?:[-*•▪◦‣]|\d{1,3}[.)])\s+")
+_LIST_ITEM = re.compile(r"^(?:[•▪◦‣]\s*|[-*]\s+|\d{1,3}[.)]\s+)")  # extraction may drop the space after a bullet
 _COLUMN_GAP = re.compile(r"\S\s{3,}\S")  # layout extraction pads table cells apart with spaces
 _WORD_HEADING = re.compile(r"^heading\s*([1-6])$", re.I)
 
@@ -108,19 +108,16 @@ def _pdf(data: bytes) -> tuple[dict, str]:
     # Many PDFs are encrypted only to restrict printing or copying: their empty user password opens them.
     if reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED:
         raise UnreadableFile("the PDF is encrypted with a password")
-    headings = _outline(reader, reader.outline, 1, {})
-    pages = [_page_markdown(page.extract_text(extraction_mode="layout"), number,
-                            headings.get(number) if headings else [(2, f"Page {number}")])
-             for number, page in enumerate(reader.pages, 1)]
-    if not any(_LINE_TEXT.search(page) for page in pages):
+    texts = [page.extract_text(extraction_mode="layout") for page in reader.pages]
+    if not any(text.strip() for text in texts):
         raise UnreadableFile("the PDF has no text layer (a scan or images only); "
                              "Citebot does no OCR, so there is nothing to index")
+    headings = _outline(reader, reader.outline, 1, {})
+    pages = [_page_markdown(text, number, headings.get(number, []) if headings else [(2, f"Page {number}")])
+             for number, text in enumerate(texts, 1)]
     # Without properties or an outline, a page's first line is the best title the PDF offers.
     title = (reader.metadata or {}).get("/Title") or ("" if headings else _first_line(pages[0]))
     return {"title": str(title)}, "\n\n".join(pages)
-
-
-_LINE_TEXT = re.compile(r"^(?!#)\s*\S", re.M)  # a line of text that is not a heading we added
 
 
 def _first_line(page: str) -> str:
