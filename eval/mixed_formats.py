@@ -155,15 +155,16 @@ def _table_rows(tokens, i: int) -> tuple[list[list[str]], int]:
     return rows, i
 
 
-def make_mixed_copy(source: Path, target: Path) -> dict[str, int]:
-    """Copy `source` to `target`, converting its markdown documents in turn to each format."""
+def make_mixed_copy(source: Path, target: Path, rotate: int = 0) -> dict[str, int]:
+    """Copy `source` to `target`, converting its markdown documents in turn to each format
+    (`rotate` shifts which document gets which format)."""
     from rag_graph.ingest import split_front_matter
 
     shutil.copytree(source, target)
     made: dict[str, int] = {}
     documents = sorted(p for p in target.rglob("*.md") if p.name not in ("README.md", "SOURCE.md"))
     for n, path in enumerate(documents):
-        suffix = FORMATS[n % len(FORMATS)]
+        suffix = FORMATS[(n + rotate) % len(FORMATS)]
         try:
             meta, body = split_front_matter(path.read_text(encoding="utf-8"))
         except ValueError:
@@ -204,13 +205,14 @@ def main(argv=None) -> int:
     parser.add_argument("--tests", default=str(ROOT / "eval" / "corpus.jsonl"))
     parser.add_argument("--corpus", default=str(ROOT / "corpus"))
     parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--rotate", type=int, default=0, help="shift which document gets which format")
     parser.add_argument("--keep", help="write the mixed copy here instead of a temporary folder")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="citebot-mixed-") as scratch:
         mixed = Path(args.keep) if args.keep else Path(scratch) / "mixed"
         if mixed.exists():
             shutil.rmtree(mixed)
-        made = make_mixed_copy(Path(args.corpus), mixed)
+        made = make_mixed_copy(Path(args.corpus), mixed, args.rotate)
         print("mixed copy:", ", ".join(f"{n} {suffix}" for suffix, n in made.items()), f"({mixed})")
         results = {name: _evaluate(corpus, Path(args.tests), args.k, Path(scratch) / f"db-{name}")
                    for name, corpus in (("markdown", Path(args.corpus)), ("mixed", mixed))}

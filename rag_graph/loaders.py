@@ -201,6 +201,8 @@ def _docx(data: bytes) -> tuple[dict, str]:
         heading = _WORD_HEADING.match(style)
         if heading or style.lower() == "title":
             blocks.append(f"{'#' * int(heading.group(1) if heading else 1)} {text}")
+        # A list paragraph has a List style or, when formatted by hand, numbering properties
+        # (python-docx has no public accessor for those).
         elif style.lower().startswith("list") or block._p.pPr is not None and block._p.pPr.numPr is not None:
             # Consecutive items form one block, as a markdown list does.
             item = f"- {text}"
@@ -231,9 +233,9 @@ def _html(data: bytes) -> tuple[dict, str]:
     class _Converter(MarkdownConverter):
         def convert_hN(self, n, el, text, parent_tags):
             heading = super().convert_hN(n, el, text, parent_tags)
-            anchor = el.get("id")
-            if anchor and "_inline" not in parent_tags:
-                return heading.rstrip("\n") + f" {{#{anchor.strip()}}}\n\n"
+            anchor = (el.get("id") or "").strip()
+            if re.fullmatch(r"[^}\s]+", anchor) and "_inline" not in parent_tags:
+                return heading.rstrip("\n") + f" {{#{anchor}}}\n\n"
             return heading
 
     _text(data, "HTML")  # a binary file named .html is mislabelled, not a page

@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT
 from rag_graph.config import Settings
 from rag_graph.engine import Engine
-from rag_graph.ingest import load_corpus
+from rag_graph.ingest import chunk_document, load_corpus, parse_document
 from rag_graph.injection import without_orders
 from rag_graph.redact import MASK, mask_secrets
 
@@ -192,6 +192,11 @@ def test_html_headings_become_sections_and_a_heading_id_is_its_anchor(corpus):
     assert "- Lock both wheels." in chunks["Bicycles"].body
     text = " ".join(c.text for c in _chunks(corpus, "wiki/parking.html"))
     assert "tracking" not in text and "Wiki index" not in text  # scripts and navigation are not content
+
+
+def test_a_markdown_heading_can_name_its_anchor():
+    chunks = chunk_document(parse_document("# Doc\n\n## Remote work {#remote}\n\nThree days.\n", "doc.md"))
+    assert [(c.section, c.anchor, c.chunk_id) for c in chunks] == [("Remote work", "remote", "doc::remote-work::0")]
 
 
 def test_text_files_are_read_as_they_are(corpus):
