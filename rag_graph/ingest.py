@@ -128,7 +128,8 @@ def parse_document(raw: str, relative_path: str) -> Document:
     meta, body = split_front_matter(raw)
     body = _HTML_COMMENT.sub("", drop_internal_sections(body))
     first_heading = next((m.group(2) for m in map(_HEADING.match, body.splitlines()) if m), None)
-    default_id = re.sub(r"\.md$", "", relative_path)  # other formats keep their extension: a.pdf and a.md may sit side by side
+    # Other formats keep their extension in the id, so a.pdf and a.md may sit side by side.
+    default_id = re.sub(r"\.md$", "", relative_path)
     title = str(meta.get("title") or (first_heading and plain_text(first_heading)) or default_id)
     try:
         authority = int(meta.get("authority", 1))

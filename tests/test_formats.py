@@ -43,6 +43,10 @@ The daily meal allowance is 75 EUR in Europe.
 |---|---|
 | Berlin | 160 EUR |
 | London | 240 GBP |
+
+{PAGE_BREAK}
+
+Receipts older than 90 days are not refunded.
 """
 
 LEAVE = f"""# Leave
@@ -162,6 +166,8 @@ def test_pdf_sections_come_from_its_bookmarks_and_link_to_their_page(corpus):
     assert "- Book refundable fares only when the trip may move." in chunks["Flights"].body
     table = chunks["Meals and allowances"].body
     assert "Berlin | 160 EUR\nLondon | 240 GBP" in table  # the table stays one block, a row a line
+    # a page without a bookmark continues the section before it, which links to where it starts
+    assert "Receipts older than 90 days" in table
 
 
 def test_sidecar_fields_win_and_internal_fields_stay_out(corpus):
