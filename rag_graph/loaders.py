@@ -81,9 +81,13 @@ def _sidecar(path: Path) -> dict:
     return {}
 
 
-def _text(data: bytes, kind: str) -> str:
+def _reject_binary(data: bytes, kind: str) -> None:
     if b"\x00" in data[:4096]:
         raise UnreadableFile(f"it is binary, not {kind} text")
+
+
+def _text(data: bytes, kind: str) -> str:
+    _reject_binary(data, kind)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -238,7 +242,7 @@ def _html(data: bytes) -> tuple[dict, str]:
                 return heading.rstrip("\n") + f" {{#{anchor}}}\n\n"
             return heading
 
-    _text(data, "HTML")  # a binary file named .html is mislabelled, not a page
+    _reject_binary(data, "HTML")  # BeautifulSoup finds the encoding of a real page itself
     soup = BeautifulSoup(data, "html.parser")
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     # Page furniture, not content: navigation menus repeat on every page of a wiki export.
