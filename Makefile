@@ -13,7 +13,7 @@ export TOKENIZERS_PARALLELISM ?= false
 
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-load bench serve clean
+.PHONY: install demo test test-load bench eval-formats serve clean
 
 install: $(STAMP)
 
@@ -35,6 +35,10 @@ test-load: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/citebot bench
+
+# The bundled questions on the corpus as markdown and as a generated PDF/Word/HTML/text copy.
+eval-formats: $(STAMP)
+	$(BIN)/python eval/mixed_formats.py
 
 serve: $(STAMP)
 	$(BIN)/citebot serve

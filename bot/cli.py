@@ -57,10 +57,13 @@ def cmd_index(args) -> int:
     stats = index.refresh(settings.corpus)
     if args.json:
         print(json.dumps({k: v for k, v in stats.as_dict().items()
-                          if k in ("documents", "chunks", "embedded", "deleted", "seconds")}))
+                          if k in ("documents", "chunks", "embedded", "deleted", "seconds", "formats", "skipped")},
+                         ensure_ascii=False))
     else:
         print(f"{stats.documents} documents, {stats.chunks} chunks, {stats.embedded} embedded, "
               f"{stats.deleted} deleted in {stats.seconds:.2f} s (index version {stats.version})")
+        print("files: " + ", ".join(f"{suffix} {counts['read']} read" + (f", {counts['skipped']} skipped" if counts["skipped"] else "")
+                                    for suffix, counts in sorted(stats.formats.items())))
     return 0
 
 

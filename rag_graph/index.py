@@ -56,12 +56,13 @@ class RefreshStats:
     seconds: float
     version: int
     skipped: list[str] = field(default_factory=list)
+    formats: dict[str, dict[str, int]] = field(default_factory=dict)  # per file extension: read, skipped
     finished_at: float = field(default_factory=time.time)  # epoch seconds
 
     def as_dict(self) -> dict:
         return {"documents": self.documents, "chunks": self.chunks, "embedded": self.embedded,
                 "deleted": self.deleted, "seconds": round(self.seconds, 3), "version": self.version,
-                "skipped": self.skipped}
+                "skipped": self.skipped, "formats": self.formats}
 
 
 def _schema(dimension: int) -> pa.Schema:
@@ -327,5 +328,5 @@ class Index:
         self.last_refresh = RefreshStats(
             documents=len(corpus.documents), chunks=len(corpus.chunks), embedded=embedded,
             deleted=deleted, seconds=time.perf_counter() - started, version=version,
-            skipped=corpus.skipped)
+            skipped=corpus.skipped, formats=corpus.formats)
         return self.last_refresh

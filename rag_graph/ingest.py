@@ -18,6 +18,8 @@ from pathlib import Path
 
 import yaml
 
+from .loaders import SUFFIXES, UnreadableFile, is_sidecar, read_markdown
+
 log = logging.getLogger(__name__)
 
 # Only these front matter fields are ever stored; everything else (owner_email, internal_notes,
@@ -29,7 +31,10 @@ MAX_CHUNK_CHARS = 700
 DEFAULT_EXCLUDE = ("README.md", "SOURCE.md")
 HEADER_SEP = " › "
 
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+# A heading may name its anchor, `## Title {#anchor}` (Pandoc / kramdown attribute syntax); the
+# converters in loaders.py use it for HTML ids and PDF pages.
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)(?:\s+\{#([^}\s]+)\})?\s*#*\s*$")
+_DOCUMENT_SUFFIX = re.compile("(" + "|".join(re.escape(suffix) for suffix in SUFFIXES) + ")$", re.I)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _MD_LINK = re.compile(r"!?\[([^\]]*)\]\(([^)\s]*)[^)]*\)")
@@ -77,6 +82,7 @@ class Corpus:
     documents: list[Document]
     chunks: list[Chunk]
     skipped: list[str]  # human-readable warnings, one per file that was left out
+    formats: dict[str, dict[str, int]] = field(default_factory=dict)  # {".pdf": {"read": n, "skipped": m}}
 
 
 class FrontMatterError(ValueError):
@@ -84,31 +90,45 @@ class FrontMatterError(ValueError):
 
 
 def load_corpus(root: Path | str, exclude: tuple[str, ...] = DEFAULT_EXCLUDE) -> Corpus:
-    """Every `*.md` below root, in a stable order, but for files matching an `exclude` pattern.
-    A bad file is skipped with a warning naming it; the rest is still loaded."""
+    """Every document below root (see loaders.SUFFIXES), in a stable order, but for hidden files,
+    sidecars and files matching an `exclude` pattern. A bad file is skipped with a warning naming
+    it; the rest is still loaded. Files of other types are counted and named once per type."""
     root = Path(root)
     if not root.is_dir():
         raise FileNotFoundError(f"corpus folder not found: {root}")
-    documents, skipped = [], []
-    for path in sorted(root.rglob("*.md")):
+    documents, skipped, formats, unsupported = [], [], {}, {}
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
         relative = path.relative_to(root).as_posix()
-        if any(fnmatch(relative, pattern) or fnmatch(path.name, pattern) for pattern in exclude):
+        if (any(part.startswith(".") for part in path.relative_to(root).parts) or is_sidecar(path)
+                or any(fnmatch(relative, pattern) or fnmatch(path.name, pattern) for pattern in exclude)):
+            continue
+        suffix = path.suffix.lower() or "(none)"
+        counts = formats.setdefault(suffix, {"read": 0, "skipped": 0})
+        if suffix not in SUFFIXES:
+            counts["skipped"] += 1
+            unsupported.setdefault(suffix, []).append(relative)
             continue
         try:
-            documents.append(parse_document(path.read_text(encoding="utf-8"), relative))
-        except (FrontMatterError, UnicodeDecodeError) as error:
-            message = f"skipped {relative}: {error}"
-            log.warning(message)
-            skipped.append(message)
+            documents.append(parse_document(read_markdown(path), relative))
+            counts["read"] += 1
+        except (FrontMatterError, UnreadableFile) as error:
+            counts["skipped"] += 1
+            skipped.append(f"skipped {relative}: {error}")
+    for suffix, paths in unsupported.items():
+        skipped.append(f"skipped {len(paths)} {suffix} file(s) ({', '.join(paths[:3])}"
+                       f"{', …' if len(paths) > 3 else ''}): not a supported format ({' '.join(SUFFIXES)})")
+    for message in skipped:
+        log.warning(message)
     _resolve_references(documents)
     chunks = [chunk for document in documents for chunk in chunk_document(document)]
-    return Corpus(documents=documents, chunks=chunks, skipped=skipped)
+    return Corpus(documents=documents, chunks=chunks, skipped=skipped, formats=formats)
 
 
 def parse_document(raw: str, relative_path: str) -> Document:
     meta, body = split_front_matter(raw)
     body = _HTML_COMMENT.sub("", drop_internal_sections(body))
     first_heading = next((m.group(2) for m in map(_HEADING.match, body.splitlines()) if m), None)
+    # Other formats keep their extension in the id, so a.pdf and a.md may sit side by side.
     default_id = re.sub(r"\.md$", "", relative_path)
     title = str(meta.get("title") or (first_heading and plain_text(first_heading)) or default_id)
     try:
@@ -125,7 +145,7 @@ def parse_document(raw: str, relative_path: str) -> Document:
         status=str(meta.get("status") or "current").lower(),
         superseded_by=str(meta.get("superseded_by") or ""),
         authority=authority,
-        links=[target for _, target in _MD_LINK.findall(body) if target.split("#")[0].endswith(".md")],
+        links=[target for _, target in _MD_LINK.findall(body) if _DOCUMENT_SUFFIX.search(target.split("#")[0])],
     )
 
 
@@ -175,16 +195,16 @@ def _resolve_references(documents: list[Document]) -> None:
     """Turn `superseded_by` and link targets written as paths into source ids."""
     by_key: dict[str, str] = {}
     for document in documents:
-        stem = re.sub(r"\.md$", "", document.path)
+        stem = _DOCUMENT_SUFFIX.sub("", document.path)
         for key in (document.source_id, document.path, stem, stem.rsplit("/", 1)[-1]):
             by_key.setdefault(key, document.source_id)
     for document in documents:
         if document.superseded_by:
             target = document.superseded_by.strip()
-            document.superseded_by = by_key.get(target, by_key.get(re.sub(r"\.md$", "", target), target))
+            document.superseded_by = by_key.get(target, by_key.get(_DOCUMENT_SUFFIX.sub("", target), target))
         resolved = []
         for link in document.links:
-            target = re.sub(r"\.md$", "", link.split("#")[0].lstrip("./").rsplit("/", 1)[-1])
+            target = _DOCUMENT_SUFFIX.sub("", link.split("#")[0].lstrip("./").rsplit("/", 1)[-1])
             if target in by_key and by_key[target] != document.source_id:
                 resolved.append(by_key[target])
         document.links = sorted(set(resolved))
@@ -207,8 +227,9 @@ def slugify(heading: str) -> str:
 @dataclass
 class _Section:
     path: list[str]
-    anchor: str
+    anchor: str  # the link fragment
     lines: list[str]
+    slug: str = ""  # unique within the document, for chunk ids (two PDF sections may share a page)
 
 
 def _sections(document: Document) -> list[_Section]:
@@ -227,11 +248,11 @@ def _sections(document: Document) -> list[_Section]:
         slug = slugify(title) or "section"
         count = seen_anchors.get(slug, 0)
         seen_anchors[slug] = count + 1
-        anchor = slug if count == 0 else f"{slug}-{count}"
+        slug = slug if count == 0 else f"{slug}-{count}"
         while stack and stack[-1][0] >= level:
             stack.pop()
         stack.append((level, title))
-        sections.append(_Section([t for _, t in stack], anchor, []))
+        sections.append(_Section([t for _, t in stack], heading.group(3) or slug, [], slug))
     return sections
 
 
@@ -298,7 +319,7 @@ def chunk_document(document: Document, limit: int = MAX_CHUNK_CHARS) -> list[Chu
             path = path[1:]
         section_name = HEADER_SEP.join(path)
         header = HEADER_SEP.join([document.title, *path])
-        slug = section.anchor or "intro"
+        slug = section.slug or "intro"
         for n, body in enumerate(_windows(_paragraphs(section.lines), limit)):
             text = f"{header}\n\n{body}"
             chunk = Chunk(

@@ -24,7 +24,8 @@ def test_index_twice_embeds_nothing_the_second_time(db):
     first = citebot("index", "--json", db=db)
     assert first.returncode == 0, first.stderr
     stats = json.loads(first.stdout)
-    assert set(stats) == {"documents", "chunks", "embedded", "deleted", "seconds"}
+    assert set(stats) == {"documents", "chunks", "embedded", "deleted", "seconds", "formats", "skipped"}
+    assert stats["formats"][".md"] == {"read": stats["documents"], "skipped": 1}
     assert stats["embedded"] == stats["chunks"] > 100
     assert "malformed-front-matter.md" in first.stderr  # skipped, and the user is told which file
     again = json.loads(citebot("index", "--json", db=db).stdout)
