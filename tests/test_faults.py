@@ -116,6 +116,9 @@ class FailingEmbedder:
             return self.real.encode(texts[:-1])
         raise {"raise": RuntimeError("CUDA out of memory"), "timeout": TimeoutError("model server timed out")}[self.fault]
 
+    def encode_chunks(self, texts, parts):
+        return self.encode(texts), [self.real.encode(p) for p in parts]
+
     def encode_query(self, text):
         return self.real.encode_query(text)
 
@@ -187,7 +190,7 @@ _KILLABLE = textwrap.dedent("""
             time.sleep(120)
         return wrapper
     if point == "embedding":
-        Embedder.encode = pause(Embedder.encode)
+        Embedder.encode_chunks = pause(Embedder.encode_chunks)
     else:
         Index._update_indexes = staticmethod(after_write(Index._update_indexes))
     sys.exit(main(["index", "--corpus", sys.argv[2], "--db", sys.argv[3]]))

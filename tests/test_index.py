@@ -68,10 +68,10 @@ def test_a_failed_refresh_keeps_the_previous_version_serving(index, corpus, monk
     version = index.version
     (corpus / "travel.md").write_text("# Travel\n\n## Trains\n\nRail is now forbidden.\n")
 
-    def broken(texts):
+    def broken(texts, parts):
         raise RuntimeError("embedding server fell over")
 
-    monkeypatch.setattr(index.embedder, "encode", broken)
+    monkeypatch.setattr(index.embedder, "encode_chunks", broken)
     with pytest.raises(RefreshError, match="previous index keeps serving"):
         index.refresh(corpus)
     assert index.version == version
@@ -93,13 +93,13 @@ def test_readers_during_a_refresh_see_a_complete_version(index, corpus, embedder
     index.refresh(corpus)
     for n in range(30):
         (corpus / f"extra-{n}.md").write_text(f"# Extra {n}\n\n## Part\n\nFiller document number {n}.\n")
-    slow_encode = embedder.encode
+    slow_encode = embedder.encode_chunks
 
-    def slow(texts):
+    def slow(texts, parts):
         time.sleep(0.5)
-        return slow_encode(texts)
+        return slow_encode(texts, parts)
 
-    monkeypatch.setattr(index.embedder, "encode", slow)
+    monkeypatch.setattr(index.embedder, "encode_chunks", slow)
     counts = []
     worker = threading.Thread(target=index.refresh, args=(corpus,))
     worker.start()
@@ -114,13 +114,13 @@ def test_a_second_refresh_while_one_runs_is_refused(index, corpus, embedder, mon
     index.refresh(corpus)
     (corpus / "new.md").write_text("# New\n\nSomething new.\n")
     gate = threading.Event()
-    real = embedder.encode
+    real = embedder.encode_chunks
 
-    def waiting(texts):
+    def waiting(texts, parts):
         gate.wait(10)
-        return real(texts)
+        return real(texts, parts)
 
-    monkeypatch.setattr(index.embedder, "encode", waiting)
+    monkeypatch.setattr(index.embedder, "encode_chunks", waiting)
     worker = threading.Thread(target=index.refresh, args=(corpus,))
     worker.start()
     time.sleep(0.2)
