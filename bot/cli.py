@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from rag_graph.config import Settings
+from rag_graph.evaluation import SPLITS
 from rag_graph.index import RefreshError
 
 DEMO_QUESTIONS = [
@@ -155,6 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     command("demo", cmd_demo, "index the corpus and answer three sample questions")
     ev = command("eval", cmd_eval, "measure retrieval and answer quality on a question set")
     ev.add_argument("--tests", required=True, help="JSONL question set")
+    ev.add_argument("--split", choices=("all", *SPLITS), default="all",
+                    help="score the dev half, the test half, or all (also reports each half)")
     ev.add_argument("--k", type=int, default=10)
     ev.add_argument("--out", help="write the JSON report here")
     ev.add_argument("--baseline", action="store_true", help="also score the fixed-size dense-only baseline")

@@ -13,6 +13,10 @@ Keywords match case-insensitively as substrings. Per question:
 - answer keyword recall: share of keywords found in the answer text.
 Retrieval metrics and answer recall use the answerable questions that have keywords.
 
+Each line may name its `split`, "dev" (tune on it) or "test" (only report it); `--split` scores one
+half, and the default (all) also reports each half on its own. A line without a split counts in
+"all" only.
+
 `--baseline` adds the pipeline a tutorial builds (fixed 500-character windows with 200 overlap,
 dense-only top-k, same embedding model, own LanceDB table in a temp folder), scored on the
 retrieval metrics. It sees the question alone: a tutorial has no notion of thread history.
@@ -32,6 +36,7 @@ from .config import Settings
 RETRIEVAL_METRICS = ("mrr", "ndcg", "keyword_coverage", "avg_chunk_chars")
 BASELINE_CHUNK_CHARS = 500
 BASELINE_OVERLAP = 200
+SPLITS = ("dev", "test")
 
 
 class QuestionSetError(ValueError):
@@ -46,6 +51,7 @@ class Case:
     history: list[dict] = field(default_factory=list)
     answerable: bool = True
     reference_answer: str | None = None
+    split: str | None = None
 
 
 # ---- the question set ---------------------------------------------------------------------
@@ -79,8 +85,11 @@ def parse_case(line: str, where: str) -> Case:
     reference = row.get("reference_answer")
     if reference is not None and not isinstance(reference, str):
         raise QuestionSetError(f"{where}: 'reference_answer' must be a string")
+    split = row.get("split")
+    if split is not None and split not in SPLITS:
+        raise QuestionSetError(f"{where}: 'split' must be one of {', '.join(SPLITS)}")
     return Case(question=row["question"], keywords=row["keywords"], category=row["category"],
-                history=history, answerable=answerable, reference_answer=reference)
+                history=history, answerable=answerable, reference_answer=reference, split=split)
 
 
 def load_cases(path: str | Path) -> list[Case]:
@@ -93,6 +102,11 @@ def load_cases(path: str | Path) -> list[Case]:
     if not cases:
         raise QuestionSetError(f"{path}: no questions")
     return cases
+
+
+def select_split(cases: list[Case], split: str) -> list[Case]:
+    """The questions of one half ("dev" or "test"), or every question ("all")."""
+    return cases if split == "all" else [case for case in cases if case.split == split]
 
 
 # ---- metrics (pure) -----------------------------------------------------------------------
@@ -214,6 +228,18 @@ def by_category(cases: list[Case], scores: list[dict]) -> dict[str, dict]:
     return {category: aggregate(group) for category, group in sorted(groups.items())}
 
 
+def by_split(cases: list[Case], scores: list[dict]) -> dict[str, dict]:
+    """Each half's own summary (overall and per category); lines without a split are left out."""
+    halves = {}
+    for split in SPLITS:
+        chosen = [i for i, case in enumerate(cases) if case.split == split]
+        if chosen:
+            half_scores = [scores[i] for i in chosen]
+            halves[split] = {"overall": aggregate(half_scores),
+                             "by_category": by_category([cases[i] for i in chosen], half_scores)}
+    return halves
+
+
 def ratios(ours: dict, baseline: dict) -> dict:
     return {name: (ours[name] / baseline[name] if ours.get(name) is not None and baseline.get(name) else None)
             for name in RETRIEVAL_METRICS}
@@ -288,7 +314,7 @@ def evaluate(engine, cases: list[Case], k: int) -> tuple[list[dict], list[dict]]
         context_ids = [c["chunk_id"] for c in state.get("context", [])]
         scores = score_question(case, [c["text"] for c in ranked], output, context_ids, k, latency_ms)
         entries.append({
-            "question": case.question, "category": case.category, "history": case.history,
+            "question": case.question, "category": case.category, "split": case.split, "history": case.history,
             "answerable": case.answerable, "keywords": case.keywords,
             "retrieved": [{name: c[name] for name in ("chunk_id", "source_id", "text")} for c in ranked],
             "context": context_ids,
@@ -300,8 +326,9 @@ def evaluate(engine, cases: list[Case], k: int) -> tuple[list[dict], list[dict]]
 
 
 def summarize(cases: list[Case], scores: list[dict], k: int, baseline_scores: list[dict] | None = None,
-              baseline_index: dict | None = None) -> dict:
-    summary = {"k": k, "overall": aggregate(scores), "by_category": by_category(cases, scores)}
+              baseline_index: dict | None = None, split: str = "all") -> dict:
+    summary = {"k": k, "split": split, "overall": aggregate(scores), "by_category": by_category(cases, scores),
+               "by_split": by_split(cases, scores)}
     if baseline_scores is not None:
         summary["baseline"] = {"index": baseline_index, "overall": aggregate(baseline_scores),
                                "by_category": by_category(cases, baseline_scores)}
@@ -327,8 +354,10 @@ def format_table(summary: dict) -> str:
             cells.append("-" if value is None else (formats or {}).get(key, fmt).format(value))
         return cells
 
-    groups = [[row(name, metrics) for name, metrics in summary["by_category"].items()],
-              [row("OVERALL", summary["overall"])]]
+    overall = [row("OVERALL", summary["overall"])]
+    if len(summary["by_split"]) > 1:
+        overall += [row(f"OVERALL {split}", half["overall"]) for split, half in summary["by_split"].items()]
+    groups = [[row(name, metrics) for name, metrics in summary["by_category"].items()], overall]
     if "baseline" in summary:
         ratio = dict(summary["vs_baseline"], questions=None)
         groups.append([row("baseline", summary["baseline"]["overall"]),
@@ -351,10 +380,15 @@ def main(args) -> int:
 
     from .engine import Engine
 
+    # Callers built before --split existed pass no split: they mean every question.
+    split = getattr(args, "split", "all")
     try:
-        cases = load_cases(args.tests)
+        cases = select_split(load_cases(args.tests), split)
     except QuestionSetError as error:
         print(f"error: {error}", file=sys.stderr)
+        return 2
+    if not cases:
+        print(f"error: {args.tests}: no questions in the {split} split", file=sys.stderr)
         return 2
     settings = _settings(args)
     engine = Engine(settings)
@@ -374,11 +408,11 @@ def main(args) -> int:
         for entry, theirs in zip(entries, baseline_scores):
             entry["baseline_scores"] = {name: value for name, value in theirs.items() if name != "chunk_chars"}
 
-    summary = summarize(cases, scores, args.k, baseline_scores, baseline_index)
+    summary = summarize(cases, scores, args.k, baseline_scores, baseline_index, split)
     index = {"documents": stats.documents, "chunks": stats.chunks, "embedded": stats.embedded,
              "seconds": round(stats.seconds, 3), "version": stats.version, "db": settings.db,
              "corpus": str(settings.corpus), "retrieval_top_k": settings.retrieval.top_k}
-    print(f"{args.tests}: {len(cases)} questions over {settings.corpus} "
+    print(f"{args.tests}: {len(cases)} questions ({split}) over {settings.corpus} "
           f"({stats.documents} documents, {stats.chunks} chunks; k={args.k})")
     print(format_table(summary))
     if args.out:

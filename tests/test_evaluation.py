@@ -11,7 +11,7 @@ import pytest
 
 from rag_graph.evaluation import (Case, QuestionSetError, abstained, aggregate, answer_recall, citations_valid,
                                   fixed_windows, format_table, keyword_coverage, load_cases, main, ndcg,
-                                  percentile, ratios, reciprocal_rank, score_question, summarize)
+                                  percentile, ratios, reciprocal_rank, score_question, select_split, summarize)
 
 ROOT = Path(__file__).resolve().parent.parent
 CHUNKS = ["Remote work policy", "Up to 3 DAYS a week", "Vacation: 25 days a year", "3 days, again"]
@@ -118,10 +118,56 @@ def test_tests_file_errors_name_the_line(tmp_path):
         load_cases(path)
 
 
-def test_both_question_sets_are_valid():
-    for name in ("corpus.jsonl", "handbook.jsonl"):
-        cases = load_cases(ROOT / "eval" / name)
+def test_every_question_set_is_valid_and_split_into_dev_and_test():
+    paths = sorted((ROOT / "eval").glob("*.jsonl"))
+    assert {path.name for path in paths} >= {"corpus.jsonl", "handbook.jsonl", "18f-handbook.jsonl"}
+    for path in paths:
+        cases = load_cases(path)
         assert any(case.history for case in cases) and any(not case.answerable for case in cases)
+        assert all(case.split in ("dev", "test") for case in cases), path.name
+        for category in {case.category for case in cases}:  # both halves see every kind of question
+            assert {case.split for case in cases if case.category == category} == {"dev", "test"}, (path.name, category)
+
+
+def test_a_split_must_be_dev_or_test(tmp_path):
+    path = tmp_path / "tests.jsonl"
+    path.write_text('{"question": "q", "keywords": ["k"], "category": "fact", "split": "train"}\n')
+    with pytest.raises(QuestionSetError, match=r":1: 'split' must be one of dev, test"):
+        load_cases(path)
+
+
+SPLIT_CASES = [Case("q1", ["x"], "fact", split="dev"), Case("q2", ["x"], "fact", split="test"),
+               Case("q3", ["x"], "number", split="dev"), Case("q4", ["x"], "fact")]
+
+
+def test_select_split_keeps_one_half_and_all_keeps_every_line():
+    assert [case.question for case in select_split(SPLIT_CASES, "dev")] == ["q1", "q3"]
+    assert [case.question for case in select_split(SPLIT_CASES, "test")] == ["q2"]
+    assert select_split(SPLIT_CASES, "all") == SPLIT_CASES  # q4 has no split: counted in "all" only
+
+
+def test_summary_and_table_report_each_half_next_to_the_whole():
+    chunks = {"q1": ["x"], "q2": ["y", "x"], "q3": ["x"], "q4": ["y"]}  # ranks 1, 2, 1, none
+    scores = [score_question(case, chunks[case.question], {"status": "answered", "answer": "x", "citations": []},
+                             [], 10, 5.0) for case in SPLIT_CASES]
+    summary = summarize(SPLIT_CASES, scores, 10)
+    assert summary["split"] == "all" and summary["overall"]["mrr"] == pytest.approx(2.5 / 4)
+    assert set(summary["by_split"]) == {"dev", "test"}
+    assert summary["by_split"]["dev"]["overall"]["mrr"] == 1.0
+    assert summary["by_split"]["test"]["overall"]["mrr"] == 0.5
+    assert set(summary["by_split"]["dev"]["by_category"]) == {"fact", "number"}
+    rows = [line.split("  ")[0] for line in format_table(summary).splitlines() if not line.startswith("-")]
+    assert rows == ["category", "fact", "number", "OVERALL", "OVERALL dev", "OVERALL test"]
+    one_half = summarize(SPLIT_CASES[:1], scores[:1], 10, split="dev")
+    assert "OVERALL dev" not in format_table(one_half)  # one half alone: its OVERALL row is that half
+
+
+def test_eval_refuses_a_split_with_no_questions(tmp_path, capsys):
+    path = tmp_path / "tests.jsonl"
+    path.write_text('{"question": "q", "keywords": ["k"], "category": "fact", "split": "dev"}\n')
+    args = Namespace(tests=str(path), corpus=None, db=None, k=10, out=None, baseline=False, split="test")
+    assert main(args) == 2
+    assert "no questions in the test split" in capsys.readouterr().err
 
 
 def test_table_prints_every_category_and_the_baseline():
@@ -143,16 +189,17 @@ def test_bundled_question_set_stays_above_the_regression_floor(engine, tmp_path)
     Runs on the session's index of the bundled corpus (the refresh finds nothing to do)."""
     out = tmp_path / "report.json"
     args = Namespace(tests=str(ROOT / "eval" / "corpus.jsonl"), corpus=str(engine.settings.corpus),
-                     db=engine.settings.db, k=10, out=str(out), baseline=False)
+                     db=engine.settings.db, k=10, out=str(out), baseline=False, split="all")
     assert main(args) == 0
     report = json.loads(out.read_text())
     overall = report["summary"]["overall"]
+    assert set(report["summary"]["by_split"]) == {"dev", "test"}
     assert overall["mrr"] >= 0.85
     assert overall["answered_rate"] >= 0.75
     assert overall["abstention_rate"] >= 0.75
     assert overall["invalid_citations"] == 0
     assert overall["avg_chunk_chars"] <= 800
     question = report["questions"][0]
-    assert {"question", "category", "history", "retrieved", "final_output", "latency_ms"} <= set(question)
+    assert {"question", "category", "split", "history", "retrieved", "final_output", "latency_ms"} <= set(question)
     assert set(question["retrieved"][0]) == {"chunk_id", "source_id", "text"}
     assert report["index"]["chunks"] > 0
