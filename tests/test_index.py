@@ -2,10 +2,13 @@
 import threading
 import time
 
+import numpy as np
 import pytest
 
+from rag_graph import index as index_module
 from rag_graph.embeddings import Embedder
 from rag_graph.index import Index, RefreshError, RefreshInProgress
+from rag_graph.text import sentences
 
 DOCS = {
     "office.md": "# Office\n\n## Animals\n\nStaff may bring their dogs and cats along on Fridays.\n",
@@ -135,3 +138,31 @@ def test_another_process_opens_the_last_good_version(tmp_path, corpus, embedder)
     first.refresh(corpus)
     reader = Index(str(tmp_path / "db"), embedder)
     assert reader.ready and reader.count() == 3 and reader.documents == 3
+
+
+def test_question_time_vectors_of_corpus_text_come_from_the_index_not_the_model(tmp_path, corpus, embedder):
+    """The first question after a start is as fast as the hundredth: a chunk's text, its
+    sentences and its words were embedded at index time, so looking them up loads no model."""
+    Index(str(tmp_path / "db"), embedder).refresh(corpus)
+    fresh = Embedder(embedder.model_name)
+    index = Index(str(tmp_path / "db"), fresh)
+    chunk = index.fetch("source_id = 'office'")[0]
+    own = list(sentences(chunk["body"]))
+    stored = fresh.encode_passages([chunk["text"], *own, "dogs", "cats", "fridays"])
+    assert fresh._model is None, "a question-time lookup of corpus text loaded the model"
+    encoded = embedder.encode([chunk["text"], *own, "dogs", "cats", "fridays"])
+    assert np.allclose(stored[0], encoded[0], atol=1e-3)  # the chunk vector is the encoder's own
+    assert np.allclose(stored[-3:], encoded[-3:], atol=1e-3)  # and so are the words'
+    # A sentence's vector is pooled from its chunk's forward pass: near its own encoding.
+    assert float(stored[1] @ encoded[1]) > 0.6
+
+
+def test_term_counts_are_read_from_the_index_not_counted_per_process(tmp_path, corpus, embedder, monkeypatch):
+    Index(str(tmp_path / "db"), embedder).refresh(corpus)
+    reopened = Index(str(tmp_path / "db"), embedder)
+    scanned = []
+    real = index_module._column
+    monkeypatch.setattr(index_module, "_column", lambda table, name: scanned.append(name) or real(table, name))
+    frequency, chunks = reopened.vocabulary()
+    assert "text" not in scanned, "vocabulary() scanned the whole table"
+    assert chunks == 3 and frequency["dog"] == 1 and frequency["dongle"] == 1
