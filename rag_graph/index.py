@@ -245,7 +245,7 @@ class Index:
 
         table = self._open_table()
         existing = {}
-        if table is not None and _current_schema(table) and self.store.exists():
+        if table is not None and self.store.exists():  # (an index older than the store is rebuilt)
             existing = dict(zip(_column(table, "chunk_id"), _column(table, "content_hash")))
         changed = [c for c in corpus.chunks if existing.get(c.chunk_id) != c.content_hash]
         removed = [chunk_id for chunk_id in existing if chunk_id not in wanted]
@@ -270,8 +270,8 @@ class Index:
         try:
             rows = self._embed(changed, removed)
             if table is None or not existing:
-                # A first build, or a table of an older layout: write every row as one new
-                # version (the serving tag keeps naming the old one until this one is checked).
+                # A first build, or a rebuild of an older index: every row as one new version
+                # (the serving tag keeps naming the old one until this one is checked).
                 table = self._db.create_table(TABLE, data=rows, schema=rows.schema,
                                               mode="overwrite" if table is not None else "create")
             else:
@@ -368,12 +368,6 @@ class Index:
             deleted=deleted, seconds=time.perf_counter() - started, version=version,
             skipped=corpus.skipped)
         return self.last_refresh
-
-
-def _current_schema(table) -> bool:
-    """Written by this version of the code (an older table, or one built before the vector
-    store existed, is rebuilt rather than merged into)."""
-    return set(table.schema.names) == set(_schema(1).names)
 
 
 def _count_terms(texts) -> dict:
