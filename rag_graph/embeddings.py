@@ -109,7 +109,7 @@ class Embedder:
         return self._cached(self.queries, [text])[0]
 
     def encode_passages(self, texts: list[str]) -> np.ndarray:
-        """Corpus text (chunks, their sentences, its words) at question time: the vectors the
+        """Corpus text (chunks, their sentences, words) at question time: the vectors the
         index stored for them, else encoded; cached by text either way."""
         return self._cached(self.passages, texts, self.store)
 

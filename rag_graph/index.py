@@ -25,9 +25,8 @@ from lancedb.rerankers import RRFReranker
 
 from .embeddings import Embedder
 from .ingest import Chunk, Corpus, load_corpus
-from .nodes.evidence import corpus_words
 from .text import sentences, terms
-from .vector_store import SHARED, VectorStore
+from .vector_store import VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -292,24 +291,18 @@ class Index:
         return self._finish(corpus, len(changed), len(removed), started, table.version)
 
     def _embed(self, chunks: list[Chunk], removed: list[str]) -> pa.Table:
-        """The chunks' rows, with their vectors. The chunks' vectors again, their sentences'
-        (from the same forward pass) and those of words the store has not seen yet go to the
-        vector store, for question-time lookups by text."""
+        """The chunks' rows, with their vectors. The chunks' vectors again and their sentences'
+        (from the same forward pass) go to the vector store, for question-time lookups by text."""
         parts = [list(sentences(chunk.body)) for chunk in chunks]
         vectors, part_vectors = self.embedder.encode_chunks([chunk.text for chunk in chunks], parts)
         if len(chunks) and (vectors.shape[0] != len(chunks) or not np.isfinite(vectors).all()
                             or [len(p) for p in part_vectors] != [len(p) for p in parts]
                             or not all(np.isfinite(p).all() for p in part_vectors)):
             raise RefreshError("the embedding model returned malformed vectors")
-        new_words = self.store.missing(sorted({w for chunk in chunks for w in corpus_words(chunk.text)}))
-        word_vectors = self.embedder.encode(new_words)
-        if word_vectors.shape[0] != len(new_words) or not np.isfinite(word_vectors).all():
-            raise RefreshError("the embedding model returned malformed vectors")
         owned = [(chunk.chunk_id, chunk.text) for chunk in chunks]
         owned += [(chunk.chunk_id, part) for chunk, p in zip(chunks, parts) for part in p]
-        owned += [(SHARED, word) for word in new_words]
         self.store.replace([chunk.chunk_id for chunk in chunks] + removed, owned,
-                           np.concatenate([vectors, *part_vectors, word_vectors]))
+                           np.concatenate([vectors, *part_vectors]))
         schema = _schema(vectors.shape[1] if len(chunks) else self.embedder.dimension)
         columns = {name: [getattr(chunk, name) for chunk in chunks] for name in _STORED}
         flat = pa.array(vectors.reshape(-1), type=pa.float32())

@@ -1,12 +1,15 @@
-"""Vectors of corpus text that question-time code compares against (a chunk's sentences, the
-corpus's words), computed at index time and looked up by text, so a question pays for no model
+"""Vectors of corpus text that question-time code compares against (a chunk's text and its
+sentences), computed at index time and looked up by text, so a question pays for no model
 call on them, however many questions came before and however large the corpus.
 
 A LanceDB table keyed by a hash of the text, with a BTREE index on the key: a lookup reads the
 few rows asked for, never the whole table. Content-addressed, so it needs no versioning of its
 own: a text's vector never changes, and a text the store does not hold (an older index, a text
-no refresh saw) is simply encoded. Rows belong to a chunk (its sentences: replaced with the
-chunk) or to no chunk (`owner` ""; corpus words, kept, since they are few and shared).
+no refresh saw) is simply encoded. Rows belong to a chunk (`owner`) and are replaced with it.
+
+Not stored: vectors of the corpus's single words (the synonym check). Encoding every word costs
+as much as 40 % of the chunks' own encoding on a small corpus, which would break the build's
+budget (>= 0.85 x the raw encoder); they stay encoded on demand and cached in process.
 """
 from __future__ import annotations
 
@@ -21,7 +24,6 @@ from lancedb.index import BTree
 log = logging.getLogger(__name__)
 
 TABLE = "passage_vectors"
-SHARED = ""  # owner of rows no chunk owns
 _LOOKUP_BATCH = 500  # keys per IN (...) filter
 
 
@@ -68,11 +70,6 @@ class VectorStore:
             for key, vector in zip(rows.column("key").to_pylist(), matrix):
                 found[wanted[key]] = vector
         return found
-
-    def missing(self, texts: list[str]) -> list[str]:
-        """Texts without a stored vector."""
-        held = self.lookup(texts)
-        return [text for text in dict.fromkeys(texts) if text not in held]
 
     def replace(self, owners: list[str], owned: list[tuple[str, str]], vectors: np.ndarray) -> None:
         """Drop the rows of `owners` (chunks re-embedded or gone), then add `owned`

@@ -28,6 +28,7 @@ from rag_graph.engine import Engine
 from rag_graph.generation import ChatModelGenerator
 from rag_graph.graph import GENERATION_RETRY
 from rag_graph.index import TABLE, Index, RefreshError, RefreshInProgress
+from rag_graph.vector_store import TABLE as VECTORS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ("handbook/employee-handbook-2025.md", "handbook/benefits.md", "office/facilities.md")
@@ -64,7 +65,7 @@ def _still_serves_version(engine: Engine, version: int, chunks: int) -> None:
     other = Index(engine.settings.db, engine.embedder)
     assert other.version == version and other.count() == chunks
     assert not other.search("zeppelin rides roof", mode="keyword", top_k=3)
-    assert engine.index._db.list_tables().tables == [TABLE], "no half-built table may be visible"
+    assert engine.index._db.list_tables().tables == [TABLE, VECTORS], "no half-built table may be visible"
 
 
 # ---- reload faults ----------------------------------------------------------------------------

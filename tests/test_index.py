@@ -141,18 +141,17 @@ def test_another_process_opens_the_last_good_version(tmp_path, corpus, embedder)
 
 
 def test_question_time_vectors_of_corpus_text_come_from_the_index_not_the_model(tmp_path, corpus, embedder):
-    """The first question after a start is as fast as the hundredth: a chunk's text, its
-    sentences and its words were embedded at index time, so looking them up loads no model."""
+    """The first question after a start is as fast as the hundredth: a chunk's text and its
+    sentences were embedded at index time, so looking them up loads no model."""
     Index(str(tmp_path / "db"), embedder).refresh(corpus)
     fresh = Embedder(embedder.model_name)
     index = Index(str(tmp_path / "db"), fresh)
     chunk = index.fetch("source_id = 'office'")[0]
     own = list(sentences(chunk["body"]))
-    stored = fresh.encode_passages([chunk["text"], *own, "dogs", "cats", "fridays"])
+    stored = fresh.encode_passages([chunk["text"], *own])
     assert fresh._model is None, "a question-time lookup of corpus text loaded the model"
-    encoded = embedder.encode([chunk["text"], *own, "dogs", "cats", "fridays"])
+    encoded = embedder.encode([chunk["text"], *own])
     assert np.allclose(stored[0], encoded[0], atol=1e-3)  # the chunk vector is the encoder's own
-    assert np.allclose(stored[-3:], encoded[-3:], atol=1e-3)  # and so are the words'
     # A sentence's vector is pooled from its chunk's forward pass: near its own encoding.
     assert float(stored[1] @ encoded[1]) > 0.6
 

@@ -87,15 +87,10 @@ def foreign_terms(question: str, search_query: str, chunks: list[dict], vocabula
 SYNONYM = 0.6  # cosine of two single words that name the same thing ("quit" / "stop", "buy" / "purchasing")
 
 
-def corpus_words(text: str) -> set[str]:
-    """The words of a text a missing question word is compared with (their vectors are stored
-    at index time)."""
-    return {w for w in _words(text) if w not in STOPWORDS and len(w) > 2 and not w[0].isdigit()}
-
-
 def has_synonym(word: str, chunks: list[dict], embedder) -> bool:
     """The evidence says it in other words: a word of the top chunks close to the missing one."""
-    vocabulary = sorted(set().union(*(corpus_words(c["text"]) for c in chunks)))
+    vocabulary = sorted({w for c in chunks for w in _words(c["text"]) if w not in STOPWORDS and len(w) > 2
+                         and not w[0].isdigit()})
     if not vocabulary:
         return False
     closeness = embedder.encode_passages(vocabulary) @ embedder.encode_query(word)
