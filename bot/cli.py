@@ -165,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--out", help="write the JSON report here")
     ev.add_argument("--baseline", action="store_true", help="also score the fixed-size dense-only baseline")
     bench = commands.add_parser("bench", help="measure indexing, refresh, query latency, scale and memory")
-    bench.add_argument("--corpus", help="corpus to copy and index (default: the 37signals handbook "
+    bench.add_argument("--corpus", help="corpus to copy and index (default: the 37signals and 18F handbooks "
                                         "next to the repo if present, else corpus/)")
     bench.add_argument("--db", help="folder for the bench's scratch tables (default: a temp dir)")
     bench.add_argument("--questions", help="JSONL questions for the latency step (default: the corpus's eval set)")

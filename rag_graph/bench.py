@@ -2,7 +2,13 @@
 graph, how hybrid retrieval scales, and how much memory `citebot serve` holds.
 
 Every table is built in a scratch folder (a temp dir, or inside `--db`), never in the index the
-bot serves. The handbook corpus is copied first, so the one-document edit touches only the copy.
+bot serves. Each corpus is copied first, so the one-document edit touches only the copy. By
+default the two shared handbooks are measured (the 37signals one, 216 chunks, and the 18F one,
+3,554 chunks), so a time that grows with the corpus shows; `--corpus corpus --skip-scale
+--repeat 1` is the short run (a minute or two).
+
+Two figures are timed the way a user meets them, in a fresh process: `citebot index` with
+nothing changed, and `citebot eval`'s per-question latency (model loaded, no question before).
 
 Scale step: synthetic tables (text drawn from a small vocabulary, random unit vectors, written in
 batches without the embedding model) with the production FTS index and an IVF_PQ vector index,
@@ -35,7 +41,8 @@ from .config import Settings
 from .evaluation import load_cases, percentile
 
 ROOT = Path(__file__).resolve().parent.parent
-HANDBOOK = ROOT.parent / "shared" / "corpora" / "37signals-handbook"
+SHARED_CORPORA = ROOT.parent / "shared" / "corpora"
+QUESTION_SETS = {"37signals-handbook": "handbook.jsonl", "18f-handbook": "18f-handbook.jsonl"}
 SCALE_SIZES = (10_000, 100_000, 1_000_000)
 SCALE_BATCH = 100_000
 DIMENSION = 384
@@ -46,13 +53,21 @@ TARGETS = {"build_ratio": 0.85, "refresh_unchanged_s": 2.0, "query_p50_ms": 60.0
            "scale_p95_ms": 200.0}
 
 
-def default_corpus() -> Path:
-    return HANDBOOK if HANDBOOK.is_dir() else ROOT / "corpus"
+def default_corpora() -> list[Path]:
+    found = [SHARED_CORPORA / name for name in QUESTION_SETS if (SHARED_CORPORA / name).is_dir()]
+    return found or [ROOT / "corpus"]
 
 
 def default_questions(corpus: Path) -> Path:
-    handbook = HANDBOOK.is_dir() and corpus.resolve() == HANDBOOK.resolve()
-    return ROOT / "eval" / ("handbook.jsonl" if handbook else "corpus.jsonl")
+    return ROOT / "eval" / QUESTION_SETS.get(corpus.resolve().name, "corpus.jsonl")
+
+
+def _process_seconds(*args: str) -> float:
+    """Wall time of `citebot ARGS` in a fresh process of this interpreter, from this checkout."""
+    env = {**os.environ, "TOKENIZERS_PARALLELISM": "false"}
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "bot.cli", *args], cwd=ROOT, env=env, capture_output=True, check=True)
+    return time.perf_counter() - started
 
 
 def folder_bytes(path: Path) -> int:
@@ -92,6 +107,8 @@ def bench_indexing(corpus: Path, scratch: Path, embedder) -> tuple[dict, Path, P
     build = index.refresh(copy)
     build_rate = build.chunks / build.seconds
     unchanged = [index.refresh(copy).seconds for _ in range(3)]
+    # What an operator waits for: the whole `citebot index` process, imports and all.
+    process = [_process_seconds("index", "--corpus", str(copy), "--db", str(db)) for _ in range(3)]
 
     document = max(load_corpus(copy).documents, key=lambda d: len(d.body))
     target = copy / document.path
@@ -106,7 +123,8 @@ def bench_indexing(corpus: Path, scratch: Path, embedder) -> tuple[dict, Path, P
         "corpus": str(corpus), "documents": build.documents, "chunks": build.chunks,
         "build": {"seconds": build.seconds, "chunks_per_s": build_rate, "encode_chunks_per_s": ceiling,
                   "ratio": build_rate / ceiling},
-        "refresh_unchanged": {"seconds": sorted(unchanged)[1], "runs": unchanged},
+        "refresh_unchanged": {"seconds": sorted(unchanged)[1], "runs": unchanged,
+                              "process_seconds": sorted(process)[1], "process_runs": process},
         "refresh_one_document": {"document": document.path, "document_chunks": document_chunks,
                                  "embedded": changed.embedded, "deleted": changed.deleted,
                                  "seconds": changed.seconds},
@@ -127,6 +145,17 @@ def bench_queries(engine, questions: Path, repeat: int) -> dict:
         engine.embedder.queries.clear()
         times += _timed(lambda case: engine.run(case.question, case.history), cases)
     return {"questions": len(cases), "file": str(questions), "repeat": repeat, **_percentiles(times)}
+
+
+def bench_fresh_queries(corpus: Path, db: Path, questions: Path, scratch: Path) -> dict:
+    """`citebot eval`'s latency: a fresh process, model loaded, no question asked before the
+    first timed one, so a cost paid once per process (or growing with what came before) shows."""
+    report = scratch / "fresh-eval.json"
+    _process_seconds("eval", "--tests", str(questions), "--corpus", str(corpus), "--db", str(db),
+                     "--out", str(report))
+    overall = json.loads(report.read_text())["summary"]["overall"]
+    return {"questions": overall["questions"], "file": str(questions),
+            "p50_ms": overall["latency_p50_ms"], "p95_ms": overall["latency_p95_ms"]}
 
 
 # ---- scale -------------------------------------------------------------------------------
@@ -307,26 +336,34 @@ def bench_serve(corpus: Path, db: Path, questions: Path, timeout: float = 120.0)
 
 # ---- report ------------------------------------------------------------------------------
 
+def _corpus_rows(measured: dict, ok) -> list[tuple[str, str, str, str]]:
+    idx, query, fresh = measured["indexing"], measured["queries"], measured["fresh_queries"]
+    build, one, unchanged = idx["build"], idx["refresh_one_document"], idx["refresh_unchanged"]
+    name = Path(idx["corpus"]).name
+    return [
+        (f"{name}: index build", f"{build['chunks_per_s']:.1f} chunks/s ({idx['chunks']} chunks, {build['seconds']:.1f} s)", "", ""),
+        ("  raw encode (ceiling)", f"{build['encode_chunks_per_s']:.1f} chunks/s", "", ""),
+        ("  build / ceiling", f"{build['ratio']:.2f}", "≥ 0.85", ok(build["ratio"], TARGETS["build_ratio"], False)),
+        ("  refresh, no change", f"{unchanged['seconds']:.2f} s in process", "", ""),
+        ("  citebot index, no change", f"{unchanged['process_seconds']:.2f} s whole process", "≤ 2 s",
+         ok(unchanged["process_seconds"], TARGETS["refresh_unchanged_s"])),
+        ("  refresh, one doc changed", f"{one['embedded']} of {one['document_chunks']} chunks re-embedded "
+                                       f"in {one['seconds']:.2f} s ({one['document']})", "that doc only",
+         "yes" if one["embedded"] <= one["document_chunks"] else "NO"),
+        ("  query p50 (warm)", f"{query['p50_ms']:.1f} ms", "", ""),
+        ("  query p95 (warm)", f"{query['p95_ms']:.1f} ms", "", ""),
+        ("  eval p50 (fresh process)", f"{fresh['p50_ms']:.1f} ms", "≤ 60 ms", ok(fresh["p50_ms"], TARGETS["query_p50_ms"])),
+        ("  eval p95 (fresh process)", f"{fresh['p95_ms']:.1f} ms", "≤ 150 ms", ok(fresh["p95_ms"], TARGETS["query_p95_ms"])),
+    ]
+
+
 def format_table(results: dict) -> str:
     def ok(value, target, smaller_is_better=True) -> str:
         if value is None:
             return ""
         return "yes" if (value <= target if smaller_is_better else value >= target) else "NO"
 
-    idx, build = results["indexing"], results["indexing"]["build"]
-    one, query = idx["refresh_one_document"], results["queries"]
-    rows = [
-        ("index build", f"{build['chunks_per_s']:.1f} chunks/s ({idx['chunks']} chunks, {build['seconds']:.1f} s)", "", ""),
-        ("raw encode (ceiling)", f"{build['encode_chunks_per_s']:.1f} chunks/s", "", ""),
-        ("build / ceiling", f"{build['ratio']:.2f}", "≥ 0.85", ok(build["ratio"], TARGETS["build_ratio"], False)),
-        ("refresh, no change", f"{idx['refresh_unchanged']['seconds']:.2f} s", "≤ 2 s",
-         ok(idx["refresh_unchanged"]["seconds"], TARGETS["refresh_unchanged_s"])),
-        ("refresh, one doc changed", f"{one['embedded']} of {one['document_chunks']} chunks re-embedded "
-                                     f"in {one['seconds']:.2f} s ({one['document']})", "that doc only",
-         "yes" if one["embedded"] <= one["document_chunks"] else "NO"),
-        ("query p50 (whole graph)", f"{query['p50_ms']:.1f} ms", "≤ 60 ms", ok(query["p50_ms"], TARGETS["query_p50_ms"])),
-        ("query p95 (whole graph)", f"{query['p95_ms']:.1f} ms", "≤ 150 ms", ok(query["p95_ms"], TARGETS["query_p95_ms"])),
-    ]
+    rows = [row for measured in results["corpora"] for row in _corpus_rows(measured, ok)]
     if isinstance(results["scale"], list):
         for step in results["scale"]:
             rows.append((f"hybrid @ {step['rows']:,} rows",
@@ -346,33 +383,44 @@ def format_table(results: dict) -> str:
     return "\n".join(lines)
 
 
-def main(args) -> int:
-    from .embeddings import Embedder
+def bench_corpus(corpus: Path, questions: Path, scratch: Path, embedder, repeat: int) -> tuple[dict, Path, Path]:
     from .engine import Engine
 
-    corpus = Path(args.corpus) if args.corpus else default_corpus()
-    questions = Path(args.questions) if getattr(args, "questions", None) else default_questions(corpus)
+    print(f"bench: indexing {corpus} …", file=sys.stderr, flush=True)
+    indexing, copy, db = bench_indexing(corpus, scratch, embedder)
+    print("bench: query latency …", file=sys.stderr, flush=True)
+    # The offline extractive generator even when CITEBOT_LLM is set: this times our code, not an API.
+    engine = Engine(replace(Settings.from_env(corpus=copy, db=str(db)), llm=None))
+    engine.warm_up()
+    queries = bench_queries(engine, questions, repeat)
+    del engine
+    fresh = bench_fresh_queries(copy, db, questions, scratch)
+    return {"indexing": indexing, "queries": queries, "fresh_queries": fresh}, copy, db
+
+
+def main(args) -> int:
+    from .embeddings import Embedder
+
+    corpora = [Path(args.corpus)] if args.corpus else default_corpora()
     started = time.perf_counter()
     if args.db:
         Path(args.db).mkdir(parents=True, exist_ok=True)
+    measured = []
     with tempfile.TemporaryDirectory(prefix="citebot-bench-", dir=args.db) as folder:
-        scratch = Path(folder)
         embedder = Embedder()
-        print(f"bench: indexing {corpus} …", file=sys.stderr, flush=True)
-        indexing, copy, db = bench_indexing(corpus, scratch, embedder)
-        print("bench: query latency …", file=sys.stderr, flush=True)
-        # The offline extractive generator even when CITEBOT_LLM is set: this times our code, not an API.
-        engine = Engine(replace(Settings.from_env(corpus=copy, db=str(db)), llm=None))
-        engine.warm_up()
-        queries = bench_queries(engine, questions, args.repeat)
-        del engine
+        for n, corpus in enumerate(corpora):
+            questions = Path(args.questions) if getattr(args, "questions", None) else default_questions(corpus)
+            scratch = Path(folder) / str(n)
+            scratch.mkdir()
+            result, copy, db = bench_corpus(corpus, questions, scratch, embedder, args.repeat)
+            measured.append(result)
         scale = "skipped"
         if not args.skip_scale:
             print("bench: scale …", file=sys.stderr, flush=True)
-            scale = bench_scale(scratch)
+            scale = bench_scale(Path(folder))
         print("bench: citebot serve …", file=sys.stderr, flush=True)
-        serve = bench_serve(copy, db, questions)
-    results = {"indexing": indexing, "queries": queries, "scale": scale, "serve": serve,
+        serve = bench_serve(copy, db, questions)  # the last corpus: the largest by default
+    results = {"corpora": measured, "scale": scale, "serve": serve,
                "targets": TARGETS, "seconds": time.perf_counter() - started, "cpus": os.cpu_count()}
     print(format_table(results))
     out = Path(args.out)

@@ -1,7 +1,11 @@
-"""Sentence-transformers embeddings: offline default model, one load per process, batched encoding."""
+"""Sentence-transformers embeddings: offline default model, one load per process, batched encoding.
+
+sentence_transformers (and torch with it) is imported only when a vector is first needed, so
+`citebot index` with nothing changed never pays for it."""
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections import OrderedDict
 from functools import lru_cache
@@ -44,6 +48,8 @@ class Embedder:
         # question after question. A hit saves a model call, the bulk of a question's time.
         self.queries = VectorCache(2048)
         self.passages = VectorCache(16384)
+        # Where index-time vectors are looked up (set by the Index that serves): see vector_store.py.
+        self.store = None
 
     @property
     def model(self):
@@ -66,15 +72,54 @@ class Embedder:
         )
         return vectors.astype(np.float32, copy=False)
 
+    def encode_chunks(self, texts: list[str], parts: list[list[str]]) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Index time: the vector of each text and of each of its parts (its sentences) from ONE
+        forward pass. A chunk's vector is the mean of its token vectors (what `encode` computes);
+        a part's is the mean of the token vectors of its span in the text, so the sentences come
+        for free. A part that cannot be found in its text (a table row rewritten as a sentence)
+        is encoded on its own."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32), []
+        model = self.model
+        tokens = model.encode(texts, batch_size=self.batch_size, output_value="token_embeddings",
+                              show_progress_bar=False)
+        offsets = model.tokenizer(texts, return_offsets_mapping=True, truncation=True,
+                                  max_length=model.max_seq_length)["offset_mapping"]
+        vectors = np.zeros((len(texts), tokens[0].shape[1]), dtype=np.float32)
+        part_vectors = [np.zeros((len(p), vectors.shape[1]), dtype=np.float32) for p in parts]
+        alone = []  # (chunk, part) encoded on their own
+        for i, (text, embedded, spans) in enumerate(zip(texts, tokens, offsets)):
+            embedded = embedded.float().numpy()
+            vectors[i] = embedded.mean(axis=0)
+            spans = np.array(spans[: len(embedded)], dtype=np.int64).reshape(-1, 2)
+            found = _locate(text, parts[i])
+            for j, where in enumerate(found):
+                inside = ((spans[:, 0] >= where[0]) & (spans[:, 1] <= where[1]) & (spans[:, 1] > spans[:, 0])
+                          if where else np.zeros(len(spans), dtype=bool))
+                if inside.any():
+                    part_vectors[i][j] = embedded[inside].mean(axis=0)
+                else:
+                    alone.append((i, j))
+        if alone:
+            for (i, j), vector in zip(alone, self.encode([parts[i][j] for i, j in alone])):
+                part_vectors[i][j] = vector
+        return _unit(vectors), [_unit(p) for p in part_vectors]
+
     def encode_query(self, text: str) -> np.ndarray:
         return self._cached(self.queries, [text])[0]
 
     def encode_passages(self, texts: list[str]) -> np.ndarray:
-        """Corpus text (chunks, their sentences) at question time: cached by text."""
-        return self._cached(self.passages, texts)
+        """Corpus text (chunks, their sentences, words) at question time: the vectors the
+        index stored for them, else encoded; cached by text either way."""
+        return self._cached(self.passages, texts, self.store)
 
-    def _cached(self, cache: "VectorCache", texts: list[str]) -> np.ndarray:
+    def _cached(self, cache: "VectorCache", texts: list[str], store=None) -> np.ndarray:
         missing = [text for text in dict.fromkeys(texts) if cache.get(text) is None]
+        if missing and store is not None:
+            stored = store.lookup(missing)
+            for text, vector in stored.items():
+                cache.put(text, vector)
+            missing = [text for text in missing if text not in stored]
         if missing:
             for text, vector in zip(missing, self.encode(missing)):
                 cache.put(text, vector)
@@ -82,6 +127,24 @@ class Embedder:
         if any(v is None for v in vectors):  # evicted meanwhile by another thread: encode afresh
             return self.encode(texts)
         return np.stack(vectors) if vectors else np.zeros((0, self.dimension), dtype=np.float32)
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.where(norms > 0, norms, 1.0)).astype(np.float32, copy=False)
+
+
+def _locate(text: str, parts: list[str]) -> list[tuple[int, int] | None]:
+    """Character span of each part in the text, in order, whitespace-insensitive (a sentence
+    wrapped over two lines was joined with a space); None where a part is not there verbatim."""
+    found, cursor = [], 0
+    for part in parts:
+        pattern = re.compile(r"\s+".join(map(re.escape, part.split())))
+        match = pattern.search(text, cursor) or pattern.search(text)
+        found.append(match.span() if match else None)
+        if match:
+            cursor = match.end()
+    return found
 
 
 class VectorCache:

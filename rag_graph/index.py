@@ -7,7 +7,9 @@ a half-built table; a refresh that fails restores the previous version and leave
 """
 from __future__ import annotations
 
+import json
 import logging
+import os
 import threading
 import time
 from collections import Counter
@@ -23,7 +25,8 @@ from lancedb.rerankers import RRFReranker
 
 from .embeddings import Embedder
 from .ingest import Chunk, Corpus, load_corpus
-from .text import term_set
+from .text import sentences, terms
+from .vector_store import VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +36,8 @@ MODES = ("semantic", "keyword", "hybrid")
 _STORED = ["chunk_id", "source_id", "title", "section", "anchor", "url", "chunk_index", "body",
            "text", "status", "effective_date", "authority", "superseded_by", "links", "path",
            "content_hash"]
+VOCABULARY_DIR = "vocabulary"  # chunk frequency of every term, one file per published version
+_KEEP_VOCABULARIES = 3
 
 
 class RefreshError(RuntimeError):
@@ -95,6 +100,9 @@ class Index:
         self.last_refresh: RefreshStats | None = None
         self.documents = 0
         self._vocabulary = None
+        # Question-time code finds the vectors this index stored through the embedder.
+        self.store = VectorStore(self._db)
+        self.embedder.store = self.store
         self._open_serving()
 
     # ---- reading -------------------------------------------------------------------------
@@ -193,14 +201,17 @@ class Index:
 
     def vocabulary(self) -> tuple[dict[str, int], int]:
         """(chunk frequency of every term, number of chunks) for the serving version: the
-        evidence behind 'this word appears nowhere in the knowledge base'."""
+        evidence behind 'this word appears nowhere in the knowledge base'. Counted at index time
+        and read from its file, once per version."""
         version = self.table.version
         if self._vocabulary is None or self._vocabulary[0] != version:
-            frequency: Counter = Counter()
-            texts = _column(self.table, "text")
-            for text in texts:
-                frequency.update(term_set(text))
-            self._vocabulary = (version, dict(frequency), len(texts))
+            path = Path(self.uri) / VOCABULARY_DIR / f"{version}.json"
+            try:
+                stored = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):  # an index built before the counts were stored
+                stored = _count_terms(_column(self.table, "text"))
+                _save_json(path, stored)
+            self._vocabulary = (version, stored["terms"], stored["chunks"])
         return self._vocabulary[1], self._vocabulary[2]
 
     def metadata(self) -> dict:
@@ -234,7 +245,7 @@ class Index:
 
         table = self._open_table()
         existing = {}
-        if table is not None:
+        if table is not None and self.store.exists():  # (an index older than the store is rebuilt)
             existing = dict(zip(_column(table, "chunk_id"), _column(table, "content_hash")))
         changed = [c for c in corpus.chunks if existing.get(c.chunk_id) != c.content_hash]
         removed = [chunk_id for chunk_id in existing if chunk_id not in wanted]
@@ -247,6 +258,7 @@ class Index:
                 try:
                     self._update_indexes(table)
                     self._validate(table, wanted)
+                    self._save_vocabulary(table, corpus)
                 except Exception as error:
                     log.exception("unpublished version failed validation")
                     raise RefreshError(f"reload failed ({type(error).__name__}: {error}); "
@@ -256,9 +268,12 @@ class Index:
 
         previous = table.version if table is not None else None
         try:
-            rows = self._embed(changed)
-            if table is None:
-                table = self._db.create_table(TABLE, data=rows, schema=_schema(self.embedder.dimension))
+            rows = self._embed(changed, removed)
+            if table is None or not existing:
+                # A first build, or a rebuild of an older index: every row as one new version
+                # (the serving tag keeps naming the old one until this one is checked).
+                table = self._db.create_table(TABLE, data=rows, schema=rows.schema,
+                                              mode="overwrite" if table is not None else "create")
             else:
                 merge = (table.merge_insert("chunk_id").when_matched_update_all()
                          .when_not_matched_insert_all())
@@ -266,7 +281,9 @@ class Index:
                     merge = merge.when_not_matched_by_source_delete(f"chunk_id IN ({_sql_list(removed)})")
                 merge.execute(rows)
             self._update_indexes(table)
+            self.store.optimize()
             self._validate(table, wanted)
+            self._save_vocabulary(table, corpus)
         except Exception as error:
             self._roll_back(table, previous)
             log.exception("refresh failed; previous version keeps serving")
@@ -274,10 +291,19 @@ class Index:
         self._publish(table)
         return self._finish(corpus, len(changed), len(removed), started, table.version)
 
-    def _embed(self, chunks: list[Chunk]) -> pa.Table:
-        vectors = self.embedder.encode([chunk.text for chunk in chunks])
-        if len(chunks) and (vectors.shape[0] != len(chunks) or not np.isfinite(vectors).all()):
+    def _embed(self, chunks: list[Chunk], removed: list[str]) -> pa.Table:
+        """The chunks' rows, with their vectors. The chunks' vectors again and their sentences'
+        (from the same forward pass) go to the vector store, for question-time lookups by text."""
+        parts = [list(sentences(chunk.body)) for chunk in chunks]
+        vectors, part_vectors = self.embedder.encode_chunks([chunk.text for chunk in chunks], parts)
+        if len(chunks) and (vectors.shape[0] != len(chunks) or not np.isfinite(vectors).all()
+                            or [len(p) for p in part_vectors] != [len(p) for p in parts]
+                            or not all(np.isfinite(p).all() for p in part_vectors)):
             raise RefreshError("the embedding model returned malformed vectors")
+        owned = [(chunk.chunk_id, chunk.text) for chunk in chunks]
+        owned += [(chunk.chunk_id, part) for chunk, p in zip(chunks, parts) for part in p]
+        self.store.replace([chunk.chunk_id for chunk in chunks] + removed, owned,
+                           np.concatenate([vectors, *part_vectors]))
         schema = _schema(vectors.shape[1] if len(chunks) else self.embedder.dimension)
         columns = {name: [getattr(chunk, name) for chunk in chunks] for name in _STORED}
         flat = pa.array(vectors.reshape(-1), type=pa.float32())
@@ -323,6 +349,12 @@ class Index:
         serving.checkout(version)
         self._serving = serving  # one reference swap: readers see the old or the new, never half
 
+    def _save_vocabulary(self, table, corpus: Corpus) -> None:
+        folder = Path(self.uri) / VOCABULARY_DIR
+        _save_json(folder / f"{table.version}.json", _count_terms(chunk.text for chunk in corpus.chunks))
+        for old in sorted(folder.glob("*.json"), key=lambda p: int(p.stem) if p.stem.isdigit() else -1)[:-_KEEP_VOCABULARIES]:
+            old.unlink(missing_ok=True)
+
     def _finish(self, corpus: Corpus, embedded: int, deleted: int, started: float, version: int) -> RefreshStats:
         self.documents = len(corpus.documents)
         self.last_refresh = RefreshStats(
@@ -330,3 +362,20 @@ class Index:
             deleted=deleted, seconds=time.perf_counter() - started, version=version,
             skipped=corpus.skipped, formats=corpus.formats)
         return self.last_refresh
+
+
+def _count_terms(texts) -> dict:
+    frequency: Counter = Counter()
+    chunks = 0
+    for text in texts:
+        frequency.update(set(terms(text)))
+        chunks += 1
+    return {"chunks": chunks, "terms": dict(frequency)}
+
+
+def _save_json(path: Path, data: dict) -> None:
+    """Written whole or not at all: a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.tmp")
+    partial.write_text(json.dumps(data), encoding="utf-8")
+    os.replace(partial, path)

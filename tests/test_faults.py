@@ -28,6 +28,7 @@ from rag_graph.engine import Engine
 from rag_graph.generation import ChatModelGenerator
 from rag_graph.graph import GENERATION_RETRY
 from rag_graph.index import TABLE, Index, RefreshError, RefreshInProgress
+from rag_graph.vector_store import TABLE as VECTORS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ("handbook/employee-handbook-2025.md", "handbook/benefits.md", "office/facilities.md")
@@ -64,7 +65,7 @@ def _still_serves_version(engine: Engine, version: int, chunks: int) -> None:
     other = Index(engine.settings.db, engine.embedder)
     assert other.version == version and other.count() == chunks
     assert not other.search("zeppelin rides roof", mode="keyword", top_k=3)
-    assert engine.index._db.list_tables().tables == [TABLE], "no half-built table may be visible"
+    assert engine.index._db.list_tables().tables == [TABLE, VECTORS], "no half-built table may be visible"
 
 
 # ---- reload faults ----------------------------------------------------------------------------
@@ -115,6 +116,9 @@ class FailingEmbedder:
         if self.fault == "short":
             return self.real.encode(texts[:-1])
         raise {"raise": RuntimeError("CUDA out of memory"), "timeout": TimeoutError("model server timed out")}[self.fault]
+
+    def encode_chunks(self, texts, parts):
+        return self.encode(texts), [self.real.encode(p) for p in parts]
 
     def encode_query(self, text):
         return self.real.encode_query(text)
@@ -187,7 +191,7 @@ _KILLABLE = textwrap.dedent("""
             time.sleep(120)
         return wrapper
     if point == "embedding":
-        Embedder.encode = pause(Embedder.encode)
+        Embedder.encode_chunks = pause(Embedder.encode_chunks)
     else:
         Index._update_indexes = staticmethod(after_write(Index._update_indexes))
     sys.exit(main(["index", "--corpus", sys.argv[2], "--db", sys.argv[3]]))

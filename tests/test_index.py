@@ -2,10 +2,13 @@
 import threading
 import time
 
+import numpy as np
 import pytest
 
+from rag_graph import index as index_module
 from rag_graph.embeddings import Embedder
 from rag_graph.index import Index, RefreshError, RefreshInProgress
+from rag_graph.text import sentences
 
 DOCS = {
     "office.md": "# Office\n\n## Animals\n\nStaff may bring their dogs and cats along on Fridays.\n",
@@ -68,10 +71,10 @@ def test_a_failed_refresh_keeps_the_previous_version_serving(index, corpus, monk
     version = index.version
     (corpus / "travel.md").write_text("# Travel\n\n## Trains\n\nRail is now forbidden.\n")
 
-    def broken(texts):
+    def broken(texts, parts):
         raise RuntimeError("embedding server fell over")
 
-    monkeypatch.setattr(index.embedder, "encode", broken)
+    monkeypatch.setattr(index.embedder, "encode_chunks", broken)
     with pytest.raises(RefreshError, match="previous index keeps serving"):
         index.refresh(corpus)
     assert index.version == version
@@ -93,13 +96,13 @@ def test_readers_during_a_refresh_see_a_complete_version(index, corpus, embedder
     index.refresh(corpus)
     for n in range(30):
         (corpus / f"extra-{n}.md").write_text(f"# Extra {n}\n\n## Part\n\nFiller document number {n}.\n")
-    slow_encode = embedder.encode
+    slow_encode = embedder.encode_chunks
 
-    def slow(texts):
+    def slow(texts, parts):
         time.sleep(0.5)
-        return slow_encode(texts)
+        return slow_encode(texts, parts)
 
-    monkeypatch.setattr(index.embedder, "encode", slow)
+    monkeypatch.setattr(index.embedder, "encode_chunks", slow)
     counts = []
     worker = threading.Thread(target=index.refresh, args=(corpus,))
     worker.start()
@@ -114,13 +117,13 @@ def test_a_second_refresh_while_one_runs_is_refused(index, corpus, embedder, mon
     index.refresh(corpus)
     (corpus / "new.md").write_text("# New\n\nSomething new.\n")
     gate = threading.Event()
-    real = embedder.encode
+    real = embedder.encode_chunks
 
-    def waiting(texts):
+    def waiting(texts, parts):
         gate.wait(10)
-        return real(texts)
+        return real(texts, parts)
 
-    monkeypatch.setattr(index.embedder, "encode", waiting)
+    monkeypatch.setattr(index.embedder, "encode_chunks", waiting)
     worker = threading.Thread(target=index.refresh, args=(corpus,))
     worker.start()
     time.sleep(0.2)
@@ -135,3 +138,30 @@ def test_another_process_opens_the_last_good_version(tmp_path, corpus, embedder)
     first.refresh(corpus)
     reader = Index(str(tmp_path / "db"), embedder)
     assert reader.ready and reader.count() == 3 and reader.documents == 3
+
+
+def test_question_time_vectors_of_corpus_text_come_from_the_index_not_the_model(tmp_path, corpus, embedder):
+    """The first question after a start is as fast as the hundredth: a chunk's text and its
+    sentences were embedded at index time, so looking them up loads no model."""
+    Index(str(tmp_path / "db"), embedder).refresh(corpus)
+    fresh = Embedder(embedder.model_name)
+    index = Index(str(tmp_path / "db"), fresh)
+    chunk = index.fetch("source_id = 'office'")[0]
+    own = list(sentences(chunk["body"]))
+    stored = fresh.encode_passages([chunk["text"], *own])
+    assert fresh._model is None, "a question-time lookup of corpus text loaded the model"
+    encoded = embedder.encode([chunk["text"], *own])
+    assert np.allclose(stored[0], encoded[0], atol=1e-3)  # the chunk vector is the encoder's own
+    # A sentence's vector is pooled from its chunk's forward pass: near its own encoding.
+    assert float(stored[1] @ encoded[1]) > 0.6
+
+
+def test_term_counts_are_read_from_the_index_not_counted_per_process(tmp_path, corpus, embedder, monkeypatch):
+    Index(str(tmp_path / "db"), embedder).refresh(corpus)
+    reopened = Index(str(tmp_path / "db"), embedder)
+    scanned = []
+    real = index_module._column
+    monkeypatch.setattr(index_module, "_column", lambda table, name: scanned.append(name) or real(table, name))
+    frequency, chunks = reopened.vocabulary()
+    assert "text" not in scanned, "vocabulary() scanned the whole table"
+    assert chunks == 3 and frequency["dog"] == 1 and frequency["dongle"] == 1

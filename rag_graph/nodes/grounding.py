@@ -28,7 +28,7 @@ def sentence_support(sentence: str, cited: list[dict], embedder) -> bool:
         return True
     if lexical < PARAPHRASE_FLOOR:
         return False
-    sources = embedder.encode_passages([c["body"] for c in cited])
+    sources = embedder.encode_passages([c["text"] for c in cited])  # vectors stored at index time
     return float(np.max(sources @ embedder.encode([sentence])[0])) >= SEMANTIC_SUPPORT
 
 

@@ -1,0 +1,100 @@
+"""Vectors of corpus text that question-time code compares against (a chunk's text and its
+sentences), computed at index time and looked up by text, so a question pays for no model
+call on them, however many questions came before and however large the corpus.
+
+A LanceDB table keyed by a hash of the text, with a BTREE index on the key: a lookup reads the
+few rows asked for, never the whole table. Content-addressed, so it needs no versioning of its
+own: a text's vector never changes, and a text the store does not hold (an older index, a text
+no refresh saw) is simply encoded. Rows belong to a chunk (`owner`) and are replaced with it.
+
+Not stored: vectors of the corpus's single words (the synonym check). Encoding every word costs
+as much as 40 % of the chunks' own encoding on a small corpus, which would break the build's
+budget (>= 0.85 x the raw encoder); they stay encoded on demand and cached in process.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+from datetime import timedelta
+
+import numpy as np
+import pyarrow as pa
+from lancedb.index import BTree
+
+log = logging.getLogger(__name__)
+
+TABLE = "passage_vectors"
+_LOOKUP_BATCH = 500  # keys per IN (...) filter
+
+
+def text_key(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def _sql_keys(keys) -> str:
+    return ", ".join(f"'{key}'" for key in keys)  # hex digests: nothing to escape
+
+
+class VectorStore:
+    def __init__(self, db):
+        self._db = db
+        self._table = None
+
+    def _open(self):
+        if self._table is None:
+            try:
+                self._table = self._db.open_table(TABLE)
+            except ValueError:
+                return None
+        return self._table
+
+    def exists(self) -> bool:
+        return self._open() is not None
+
+    def lookup(self, texts: list[str]) -> dict[str, np.ndarray]:
+        """The stored vector of each text the store holds."""
+        table = self._open()
+        if table is None or not texts:
+            return {}
+        wanted = {text_key(text): text for text in texts}
+        found = {}
+        keys = list(wanted)
+        for start in range(0, len(keys), _LOOKUP_BATCH):
+            batch = keys[start:start + _LOOKUP_BATCH]
+            rows = (table.search().where(f"key IN ({_sql_keys(batch)})").select(["key", "vector"])
+                    .limit(None).to_arrow())
+            if not rows.num_rows:
+                continue
+            vectors = rows.column("vector").combine_chunks()
+            matrix = vectors.values.to_numpy(zero_copy_only=False).reshape(len(vectors), -1)
+            for key, vector in zip(rows.column("key").to_pylist(), matrix):
+                found[wanted[key]] = vector
+        return found
+
+    def replace(self, owners: list[str], owned: list[tuple[str, str]], vectors: np.ndarray) -> None:
+        """Drop the rows of `owners` (chunks re-embedded or gone), then add `owned`
+        ((owner, text) pairs) with their vectors."""
+        table = self._open()
+        if table is not None and owners:
+            for start in range(0, len(owners), _LOOKUP_BATCH):
+                batch = owners[start:start + _LOOKUP_BATCH]
+                table.delete("owner IN (" + ", ".join("'" + o.replace("'", "''") + "'" for o in batch) + ")")
+        if not owned:
+            return
+        dimension = vectors.shape[1]
+        rows = pa.table({
+            "owner": [owner for owner, _ in owned], "key": [text_key(text) for _, text in owned],
+            "vector": pa.FixedSizeListArray.from_arrays(
+                pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1)), dimension),
+        })
+        if table is None:
+            self._table = self._db.create_table(TABLE, data=rows)
+            self._table.create_index("key", config=BTree())
+        else:
+            table.add(rows)
+
+    def optimize(self) -> None:
+        """Fold new rows into the key index (until then they are scanned)."""
+        table = self._open()
+        if table is not None:
+            table.optimize(cleanup_older_than=timedelta(days=7))
