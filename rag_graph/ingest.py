@@ -33,6 +33,24 @@ _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _MD_LINK = re.compile(r"!?\[([^\]]*)\]\(([^)\s]*)[^)]*\)")
+# A heading's explicit anchor, `## Set up {#set-up-phase}` (markdown-it-attrs): the site shows
+# the text and links to the id.
+_HEADING_ID = re.compile(r"\s*\{#([\w-]+)\}\s*$")
+
+# Template shortcodes (11ty / Nunjucks / Liquid) as a docs site's source holds them. A reader sees
+# what they render, never the tag: a `{% raw %}` block shows its content literally, a comment
+# nothing, a link its text, an alert its title and body, a Slack channel its name; images,
+# includes, variables and any tag we do not know render nothing we can show. An HTML link becomes
+# the markdown link it stands for, so its target URL does not read as words.
+_RAW = re.compile(r"\{%-?\s*raw\s*-?%\}(?P<body>.*?)\{%-?\s*endraw\s*-?%\}", re.S)
+_COMMENT = re.compile(r"\{%-?\s*comment\b.*?\{%-?\s*endcomment\s*-?%\}|\{#[^{}]*?#\}", re.S)
+_LINK_TAG = r"\{%-?\s*(?:page|link|download)\s+[\"'](?P<target>[^\"']*)[\"'][^%]*%\}"
+_SHORTCODE_LINK = re.compile(r"\[(?P<text>[^\]]*)\]\(\s*" + _LINK_TAG + r"\s*\)", re.S)
+_SHORTCODE_LINK_DEFINITION = re.compile(r"^[ \t]*\[[^\]]+\]:[ \t]*" + _LINK_TAG + r"[ \t]*$", re.M)
+_ALERT = re.compile(r"\{%-?\s*alert\b(?P<args>.*?)-?%\}(?P<body>.*?)\{%-?\s*endalert\s*-?%\}", re.S)
+_SLACK_CHANNEL = re.compile(r"\{%-?\s*slack_channel\s+[\"']#?(?P<name>[^\"']+)[\"'][^%]*%\}")
+_HTML_ANCHOR = re.compile(r"<a\s[^>]*?href=[\"']([^\"']*)[\"'][^>]*>(.*?)</a>", re.S | re.I)
+_ANY_TAG = re.compile(r"\{%.*?%\}|\{\{.*?\}\}", re.S)
 
 
 @dataclass
@@ -107,8 +125,9 @@ def load_corpus(root: Path | str, exclude: tuple[str, ...] = DEFAULT_EXCLUDE) ->
 
 def parse_document(raw: str, relative_path: str) -> Document:
     meta, body = split_front_matter(raw)
+    body, shortcode_links = render_shortcodes(body)
     body = _HTML_COMMENT.sub("", drop_internal_sections(body))
-    first_heading = next((m.group(2) for m in map(_HEADING.match, body.splitlines()) if m), None)
+    first_heading = next((_HEADING_ID.sub("", m.group(2)) for m in map(_HEADING.match, body.splitlines()) if m), None)
     default_id = re.sub(r"\.md$", "", relative_path)
     title = str(meta.get("title") or (first_heading and plain_text(first_heading)) or default_id)
     try:
@@ -125,8 +144,39 @@ def parse_document(raw: str, relative_path: str) -> Document:
         status=str(meta.get("status") or "current").lower(),
         superseded_by=str(meta.get("superseded_by") or ""),
         authority=authority,
-        links=[target for _, target in _MD_LINK.findall(body) if target.split("#")[0].endswith(".md")],
+        links=[target for _, target in _MD_LINK.findall(body) if target.split("#")[0].endswith(".md")]
+        + shortcode_links,
     )
+
+
+def render_shortcodes(body: str) -> tuple[str, list[str]]:
+    """(body as the site renders it, the pages its shortcode links point to)."""
+    raw_blocks: list[str] = []
+
+    def keep_raw(match: re.Match) -> str:
+        raw_blocks.append(match.group("body"))
+        return f"\0{len(raw_blocks) - 1}\0"
+
+    body = _COMMENT.sub("", _RAW.sub(keep_raw, body))
+    targets = [m.group("target") for m in _SHORTCODE_LINK.finditer(body)]
+    targets += [m.group("target") for m in _SHORTCODE_LINK_DEFINITION.finditer(body)]
+    body = _SHORTCODE_LINK_DEFINITION.sub("", body)
+    body = _SHORTCODE_LINK.sub(lambda m: m.group("text"), body)
+    body = _ALERT.sub(_render_alert, body)
+    body = _SLACK_CHANNEL.sub(lambda m: "#" + m.group("name").strip(), body)
+    body = _ANY_TAG.sub("", body)
+    body = _HTML_ANCHOR.sub(lambda m: f"[{m.group(2).strip()}]({m.group(1)})", body)
+    body = re.sub("\0(\\d+)\0", lambda m: raw_blocks[int(m.group(1))], body)
+    return body, [target for target in targets if not re.match(r"[a-z]+:", target)]
+
+
+def _render_alert(match: re.Match) -> str:
+    """An alert box is a paragraph of its own: its title (the first argument, if any) in bold,
+    then its body, dedented so an indented body does not turn into a code block."""
+    title = re.match(r"\s*[\"']([^\"']*)[\"']", match.group("args"))
+    lines = [line.strip() for line in match.group("body").strip("\n").splitlines()]
+    heading = [f"**{title.group(1).strip()}**", ""] if title and title.group(1).strip() else []
+    return "\n\n" + "\n".join(heading + lines).strip() + "\n\n"
 
 
 def drop_internal_sections(body: str) -> str:
@@ -184,7 +234,9 @@ def _resolve_references(documents: list[Document]) -> None:
             document.superseded_by = by_key.get(target, by_key.get(re.sub(r"\.md$", "", target), target))
         resolved = []
         for link in document.links:
-            target = re.sub(r"\.md$", "", link.split("#")[0].lstrip("./").rsplit("/", 1)[-1])
+            # `guide.md`, `../policies/guide.md#x` and a site path like `/policies/guide/#x`
+            # all name the document by its file name
+            target = re.sub(r"\.md$", "", link.split("#")[0].strip("./").rsplit("/", 1)[-1])
             if target in by_key and by_key[target] != document.source_id:
                 resolved.append(by_key[target])
         document.links = sorted(set(resolved))
@@ -223,8 +275,10 @@ def _sections(document: Document) -> list[_Section]:
         if heading is None:
             sections[-1].lines.append(line)
             continue
-        level, title = len(heading.group(1)), plain_text(heading.group(2))
-        slug = slugify(title) or "section"
+        explicit = _HEADING_ID.search(heading.group(2))
+        level = len(heading.group(1))
+        title = plain_text(_HEADING_ID.sub("", heading.group(2)))
+        slug = explicit.group(1) if explicit else (slugify(title) or "section")
         count = seen_anchors.get(slug, 0)
         seen_anchors[slug] = count + 1
         anchor = slug if count == 0 else f"{slug}-{count}"
