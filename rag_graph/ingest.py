@@ -50,6 +50,7 @@ _SHORTCODE_LINK_DEFINITION = re.compile(r"^[ \t]*\[[^\]]+\]:[ \t]*" + _LINK_TAG 
 _ALERT = re.compile(r"\{%-?\s*alert\b(?P<args>.*?)-?%\}(?P<body>.*?)\{%-?\s*endalert\s*-?%\}", re.S)
 _SLACK_CHANNEL = re.compile(r"\{%-?\s*slack_channel\s+[\"']#?(?P<name>[^\"']+)[\"'][^%]*%\}")
 _HTML_ANCHOR = re.compile(r"<a\s[^>]*?href=[\"']([^\"']*)[\"'][^>]*>(.*?)</a>", re.S | re.I)
+_FENCED_BLOCK = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1[^\n]*$", re.S | re.M)
 _ANY_TAG = re.compile(r"\{%.*?%\}|\{\{.*?\}\}", re.S)
 
 
@@ -150,14 +151,18 @@ def parse_document(raw: str, relative_path: str) -> Document:
 
 
 def render_shortcodes(body: str) -> tuple[str, list[str]]:
-    """(body as the site renders it, the pages its shortcode links point to)."""
-    raw_blocks: list[str] = []
+    """(body as the site renders it, the pages its shortcode links point to). Fenced code is
+    left as written: a code sample (`{{ .Values.image }}`) is content, and a template site
+    wraps the tags it shows in `{% raw %}` anyway."""
+    kept: list[str] = []
 
-    def keep_raw(match: re.Match) -> str:
-        raw_blocks.append(match.group("body"))
-        return f"\0{len(raw_blocks) - 1}\0"
+    def keep(text: str) -> str:
+        kept.append(text)
+        return f"\0{len(kept) - 1}\0"
 
-    body = _COMMENT.sub("", _RAW.sub(keep_raw, body))
+    body = _RAW.sub(lambda m: keep(m.group("body")), body)
+    body = _FENCED_BLOCK.sub(lambda m: keep(m.group(0)), body)
+    body = _COMMENT.sub("", body)
     targets = [m.group("target") for m in _SHORTCODE_LINK.finditer(body)]
     targets += [m.group("target") for m in _SHORTCODE_LINK_DEFINITION.finditer(body)]
     body = _SHORTCODE_LINK_DEFINITION.sub("", body)
@@ -166,7 +171,8 @@ def render_shortcodes(body: str) -> tuple[str, list[str]]:
     body = _SLACK_CHANNEL.sub(lambda m: "#" + m.group("name").strip(), body)
     body = _ANY_TAG.sub("", body)
     body = _HTML_ANCHOR.sub(lambda m: f"[{m.group(2).strip()}]({m.group(1)})", body)
-    body = re.sub("\0(\\d+)\0", lambda m: raw_blocks[int(m.group(1))], body)
+    while "\0" in body:  # a kept fence may itself hold a kept raw block
+        body = re.sub("\0(\\d+)\0", lambda m: kept[int(m.group(1))], body)
     return body, [target for target in targets if not re.match(r"[a-z]+:", target)]
 
 

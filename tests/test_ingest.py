@@ -194,3 +194,8 @@ def test_raw_blocks_show_their_template_text_literally():
 def test_html_links_read_as_their_text():
     doc = parse_document('# Leave\n\nUse this <a href="https://x.example/chart">leave chart</a> first.\n', "l.md")
     assert "Use this [leave chart](https://x.example/chart) first." in chunk_document(doc)[0].text
+
+
+def test_code_samples_keep_their_template_syntax():
+    doc = parse_document("# Deploy\n\nSet the image:\n\n```yaml\nimage: {{ .Values.image }}\n```\n", "d.md")
+    assert "image: {{ .Values.image }}" in chunk_document(doc)[0].text
