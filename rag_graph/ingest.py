@@ -31,13 +31,29 @@ MAX_CHUNK_CHARS = 700
 DEFAULT_EXCLUDE = ("README.md", "SOURCE.md")
 HEADER_SEP = " › "
 
-# A heading may name its anchor, `## Title {#anchor}` (Pandoc / kramdown attribute syntax); the
-# converters in loaders.py use it for HTML ids and PDF pages.
+# A heading may name its anchor, `## Title {#anchor}` (Pandoc / kramdown / markdown-it-attrs
+# syntax, as docs sites write it); the converters in loaders.py use it for HTML ids and PDF pages.
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)(?:\s+\{#([^}\s]+)\})?\s*#*\s*$")
 _DOCUMENT_SUFFIX = re.compile("(" + "|".join(re.escape(suffix) for suffix in SUFFIXES) + ")$", re.I)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _MD_LINK = re.compile(r"!?\[([^\]]*)\]\(([^)\s]*)[^)]*\)")
+
+# Template shortcodes (11ty / Nunjucks / Liquid) as a docs site's source holds them. A reader sees
+# what they render, never the tag: a `{% raw %}` block shows its content literally, a comment
+# nothing, a link its text, an alert its title and body, a Slack channel its name; images,
+# includes, variables and any tag we do not know render nothing we can show. An HTML link becomes
+# the markdown link it stands for, so its target URL does not read as words.
+_RAW = re.compile(r"\{%-?\s*raw\s*-?%\}(?P<body>.*?)\{%-?\s*endraw\s*-?%\}", re.S)
+_COMMENT = re.compile(r"\{%-?\s*comment\b.*?\{%-?\s*endcomment\s*-?%\}|\{#[^{}]*?#\}", re.S)
+_LINK_TAG = r"\{%-?\s*(?:page|link|download)\s+[\"'](?P<target>[^\"']*)[\"'][^%]*%\}"
+_SHORTCODE_LINK = re.compile(r"\[(?P<text>[^\]]*)\]\(\s*" + _LINK_TAG + r"\s*\)", re.S)
+_SHORTCODE_LINK_DEFINITION = re.compile(r"^[ \t]*\[[^\]]+\]:[ \t]*" + _LINK_TAG + r"[ \t]*$", re.M)
+_ALERT = re.compile(r"\{%-?\s*alert\b(?P<args>.*?)-?%\}(?P<body>.*?)\{%-?\s*endalert\s*-?%\}", re.S)
+_SLACK_CHANNEL = re.compile(r"\{%-?\s*slack_channel\s+[\"']#?(?P<name>[^\"']+)[\"'][^%]*%\}")
+_HTML_ANCHOR = re.compile(r"<a\s[^>]*?href=[\"']([^\"']*)[\"'][^>]*>(.*?)</a>", re.S | re.I)
+_FENCED_BLOCK = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1[^\n]*$", re.S | re.M)
+_ANY_TAG = re.compile(r"\{%.*?%\}|\{\{.*?\}\}", re.S)
 
 
 @dataclass
@@ -126,6 +142,7 @@ def load_corpus(root: Path | str, exclude: tuple[str, ...] = DEFAULT_EXCLUDE) ->
 
 def parse_document(raw: str, relative_path: str) -> Document:
     meta, body = split_front_matter(raw)
+    body, shortcode_links = render_shortcodes(body)
     body = _HTML_COMMENT.sub("", drop_internal_sections(body))
     first_heading = next((m.group(2) for m in map(_HEADING.match, body.splitlines()) if m), None)
     # Other formats keep their extension in the id, so a.pdf and a.md may sit side by side.
@@ -145,8 +162,44 @@ def parse_document(raw: str, relative_path: str) -> Document:
         status=str(meta.get("status") or "current").lower(),
         superseded_by=str(meta.get("superseded_by") or ""),
         authority=authority,
-        links=[target for _, target in _MD_LINK.findall(body) if _DOCUMENT_SUFFIX.search(target.split("#")[0])],
+        links=[target for _, target in _MD_LINK.findall(body) if _DOCUMENT_SUFFIX.search(target.split("#")[0])]
+        + shortcode_links,
     )
+
+
+def render_shortcodes(body: str) -> tuple[str, list[str]]:
+    """(body as the site renders it, the pages its shortcode links point to). Fenced code is
+    left as written: a code sample (`{{ .Values.image }}`) is content, and a template site
+    wraps the tags it shows in `{% raw %}` anyway."""
+    kept: list[str] = []
+
+    def keep(text: str) -> str:
+        kept.append(text)
+        return f"\0{len(kept) - 1}\0"
+
+    body = _RAW.sub(lambda m: keep(m.group("body")), body)
+    body = _FENCED_BLOCK.sub(lambda m: keep(m.group(0)), body)
+    body = _COMMENT.sub("", body)
+    targets = [m.group("target") for m in _SHORTCODE_LINK.finditer(body)]
+    targets += [m.group("target") for m in _SHORTCODE_LINK_DEFINITION.finditer(body)]
+    body = _SHORTCODE_LINK_DEFINITION.sub("", body)
+    body = _SHORTCODE_LINK.sub(lambda m: m.group("text"), body)
+    body = _ALERT.sub(_render_alert, body)
+    body = _SLACK_CHANNEL.sub(lambda m: "#" + m.group("name").strip(), body)
+    body = _ANY_TAG.sub("", body)
+    body = _HTML_ANCHOR.sub(lambda m: f"[{m.group(2).strip()}]({m.group(1)})", body)
+    while "\0" in body:  # a kept fence may itself hold a kept raw block
+        body = re.sub("\0(\\d+)\0", lambda m: kept[int(m.group(1))], body)
+    return body, [target for target in targets if not re.match(r"[a-z]+:", target)]
+
+
+def _render_alert(match: re.Match) -> str:
+    """An alert box is a paragraph of its own: its title (the first argument, if any) in bold,
+    then its body, dedented so an indented body does not turn into a code block."""
+    title = re.match(r"\s*[\"']([^\"']*)[\"']", match.group("args"))
+    lines = [line.strip() for line in match.group("body").strip("\n").splitlines()]
+    heading = [f"**{title.group(1).strip()}**", ""] if title and title.group(1).strip() else []
+    return "\n\n" + "\n".join(heading + lines).strip() + "\n\n"
 
 
 def drop_internal_sections(body: str) -> str:
@@ -204,7 +257,9 @@ def _resolve_references(documents: list[Document]) -> None:
             document.superseded_by = by_key.get(target, by_key.get(_DOCUMENT_SUFFIX.sub("", target), target))
         resolved = []
         for link in document.links:
-            target = _DOCUMENT_SUFFIX.sub("", link.split("#")[0].lstrip("./").rsplit("/", 1)[-1])
+            # `guide.md`, `../policies/guide.md#x` and a site path like `/policies/guide/#x`
+            # all name the document by its file name
+            target = _DOCUMENT_SUFFIX.sub("", link.split("#")[0].strip("./").rsplit("/", 1)[-1])
             if target in by_key and by_key[target] != document.source_id:
                 resolved.append(by_key[target])
         document.links = sorted(set(resolved))

@@ -113,3 +113,89 @@ def test_missing_corpus_folder_is_a_clear_error(tmp_path):
         assert "nope" in str(error)
     else:
         raise AssertionError("expected FileNotFoundError")
+
+
+# A page in the style of a docs site's source (11ty / Nunjucks shortcodes, front matter the site
+# uses internally), and a page it links to.
+SITE_PAGE = """---
+title: Leave
+questions:
+  - people-ops-CANARY@example.gov
+redirect_from:
+  - /old-leave-CANARY/
+cSpell: ignore CANARYWORD
+---
+{% alert "Heads up" %}
+  Use the leave comparison chart before you ask.
+{% endalert %}
+
+{% alert %}
+  An alert without a title.
+{% endalert %}
+
+Read the [out of office expectations]({% page "/travel-and-leave/going-out-of-office/#before-you-go" %}) first.
+See also [the travel guide][guide].
+
+[guide]: {% page "/travel-and-leave/travel-guide/" %}
+
+{% image "_img/leave/calendar.png" "a calendar screenshot" %}
+{% include "low-system.html" %}
+Written for {{ site.agency }} staff.{% usa_button "x" %}
+
+## Questions {#ask-us}
+
+Ask in {% slack_channel "people-ops" %} or email us.
+{% comment %}TODO link the FMLA page{% endcomment %}
+"""
+
+
+def _site_chunks(tmp_path):
+    (tmp_path / "travel-and-leave").mkdir()
+    (tmp_path / "travel-and-leave" / "leave.md").write_text(SITE_PAGE)
+    (tmp_path / "travel-and-leave" / "going-out-of-office.md").write_text("# Out of office\n\nSet an auto-reply.\n")
+    corpus = load_corpus(tmp_path)
+    return {d.source_id: d for d in corpus.documents}, [c for c in corpus.chunks if c.source_id == "travel-and-leave/leave"]
+
+
+def test_site_shortcodes_show_what_the_site_displays_and_never_the_tag(tmp_path):
+    documents, chunks = _site_chunks(tmp_path)
+    text = "\n".join(c.text for c in chunks)
+    assert "{%" not in text and "%}" not in text and "{{" not in text
+    assert "Ask in #people-ops or email us." in text  # a Slack channel shows its name
+    assert "Read the out of office expectations first." in text  # a page link keeps its text
+    assert "**Heads up**\n\nUse the leave comparison chart before you ask." in text  # alert title + body
+    assert "\nAn alert without a title." in text
+    for gone in ("calendar", "low-system", "site.agency", "usa_button", "TODO", "guide]:"):
+        assert gone not in text, gone
+    assert "Written for  staff." in text
+
+
+def test_shortcode_links_point_at_the_linked_page(tmp_path):
+    documents, _ = _site_chunks(tmp_path)
+    assert documents["travel-and-leave/leave"].links == ["travel-and-leave/going-out-of-office"]
+
+
+def test_site_internal_front_matter_never_reaches_a_chunk(tmp_path):
+    documents, chunks = _site_chunks(tmp_path)
+    assert "CANARY" not in repr([c.row() for c in chunks]) + repr(documents["travel-and-leave/leave"].__dict__)
+
+
+def test_explicit_heading_id_is_the_anchor_and_not_shown(tmp_path):
+    _, chunks = _site_chunks(tmp_path)
+    questions = [c for c in chunks if c.section == "Questions"]
+    assert questions and questions[0].anchor == "ask-us" and "{#" not in questions[0].text
+
+
+def test_raw_blocks_show_their_template_text_literally():
+    doc = parse_document('# Shortcodes\n\n```\n{% raw %}{% image "a.png" "alt" %}{% endraw %}\n```\n', "s.md")
+    assert '{% image "a.png" "alt" %}' in chunk_document(doc)[0].text
+
+
+def test_html_links_read_as_their_text():
+    doc = parse_document('# Leave\n\nUse this <a href="https://x.example/chart">leave chart</a> first.\n', "l.md")
+    assert "Use this [leave chart](https://x.example/chart) first." in chunk_document(doc)[0].text
+
+
+def test_code_samples_keep_their_template_syntax():
+    doc = parse_document("# Deploy\n\nSet the image:\n\n```yaml\nimage: {{ .Values.image }}\n```\n", "d.md")
+    assert "image: {{ .Values.image }}" in chunk_document(doc)[0].text
