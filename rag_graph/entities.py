@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from typing import Callable
 
 from .ingest import Corpus
 from .text import STOPWORDS, words
@@ -74,6 +75,9 @@ def extract(corpus: Corpus) -> list[Entity]:
 
     for document in corpus.documents:
         add(document.title, "document", document.source_id)
+        # "Skyline Analytics — Pricing" is about Skyline Analytics: each side of the dash names the document too.
+        for side in re.split(r"\s+[—–|:-]\s+|:\s+", document.title):
+            add(side, "document", document.source_id)
     for chunk in corpus.chunks:
         for heading in (h.strip() for h in chunk.section.split("›")):
             if heading and shared[heading.lower()] < TEMPLATE_HEADING_SHARE:
@@ -110,12 +114,14 @@ class Gazetteer:
     def from_rows(cls, table_rows: list[dict]) -> "Gazetteer":
         return cls([Entity(r["name"], r["kind"], r["source_id"], bool(r["person"])) for r in table_rows])
 
-    def mentions(self, text: str) -> list[Mention]:
+    def mentions(self, text: str, where: Callable[[Entity], bool] | None = None) -> list[Mention]:
+        """Entities named in the text, left to right; `where` keeps only some kinds ("Staff
+        record — Mara Quill" is a title, and when only people count, it names Mara Quill)."""
         tokens = words(text)
         out, i = [], 0
         while i < len(tokens):
             for n in range(min(MAX_WORDS, len(tokens) - i), 0, -1):
-                found = self.by_key.get(tuple(tokens[i:i + n]))
+                found = [e for e in self.by_key.get(tuple(tokens[i:i + n]), []) if where is None or where(e)]
                 if found and not (n == 1 and tokens[i] in STOPWORDS):
                     out.append(Mention(_most_specific(found), i, i + n))
                     i += n

@@ -16,11 +16,12 @@ from typing import Callable
 from .entities import Gazetteer
 from .nodes.evidence import query_weights
 from .nodes.query import split_follow_up
-from .text import LIST_ITEM, sentences, term_set, terms, weighted_coverage, words
+from .text import LIST_ITEM, STOPWORDS, sentences, term_set, terms, weighted_coverage, words
 
 MAX_SENTENCES = 3
 MAX_ANSWER_CHARS = 600
 ANSWER_TYPE_BONUS = 0.3  # a sentence of the kind of answer asked for (date, frequency, number)
+PART_EVIDENCE_BONUS = 0.3  # a sentence of the chunk a sub-question's own search ranked first
 # Never evidence: form placeholders ("[Name]", "____", "<date>") and a form's own field lines
 # ("Title: CEO", "Signature:"). Template markup ("{% … %}", "{{ … }}") never reaches an answer.
 _PLACEHOLDER = re.compile(r"\[[A-Z][A-Za-z ]*\](?!\()|_{3,}|<[a-z][a-z _-]*>")
@@ -98,6 +99,8 @@ class _Candidate:
     text: str
     chunk_id: str
     terms: set[str]
+    heading: frozenset[str]  # the terms of its chunk's title and section: what the sentence is about
+    answers_parts: tuple[int, ...] = ()  # sub-questions whose own search found its chunk first
 
 
 class ExtractiveGenerator:
@@ -128,16 +131,23 @@ class ExtractiveGenerator:
             vectors = self.embedder.encode_passages([c.text for c in pool])
             for candidate, similarity in zip(pool, vectors @ self.embedder.encode_query(question)):
                 candidate.score += self.SEMANTIC_WEIGHT * float(similarity)
-        picked = self._pick(sorted(pool, key=lambda c: -c.score), candidates, weights)
-        for part in parts:
+        # A multi-part question is covered part by part; otherwise any sentence that adds an
+        # unanswered side of the question may join.
+        picked = self._pick(sorted(pool, key=lambda c: -c.score), candidates, weights, others=not parts)
+        for number, part in enumerate(parts):
             if len(picked) >= MAX_SENTENCES:
                 break
-            answer = self._best_for(part, candidates, picked)
+            answer = self._best_for(number, part, candidates, picked)
             if answer is not None:
                 picked.append(answer)
         out, length = [], 0
+        subjects = {c["chunk_id"]: document_subject(c["title"]) for c in context}
+        several = len({subjects[c.chunk_id] for c in picked}) > 1
         for candidate in sorted(picked, key=lambda c: (c.rank, c.position)):
             text = clean_sentence(candidate.text)
+            subject = subjects[candidate.chunk_id]
+            if several and not term_set(subject) <= candidate.terms:
+                text = f"{subject}: {text}"  # answers from several documents say which is which
             if out and length + len(text) > MAX_ANSWER_CHARS:
                 break
             out.append({"text": text, "chunk_ids": [candidate.chunk_id]})
@@ -155,25 +165,28 @@ class ExtractiveGenerator:
                 weights[term] *= self.CARRIED_WEIGHT
         return weights
 
-    def _best_for(self, part: str, candidates: list[_Candidate], picked: list[_Candidate]) -> _Candidate | None:
+    def _best_for(self, number: int, part: str, candidates: list[_Candidate],
+                  picked: list[_Candidate]) -> _Candidate | None:
         """The sentence that best answers one part of the question (in the light of the whole
-        question), unless the sentences already picked cover that part."""
+        question, and preferably from the chunk that part's own search found first), unless the
+        sentences already picked cover that part."""
         weights = self._weights(part)
-        covered = set().union(*(c.terms for c in picked))
+        covered = set().union(*(c.terms | c.heading for c in picked))
         if weighted_coverage(weights, covered) >= 0.75:
             return None
         wanted = _wanted(split_follow_up(part)[0])
 
         def fit(c: _Candidate) -> float:
             typed = ANSWER_TYPE_BONUS if any(holds.search(c.text) for holds in wanted) else 0.0
-            return weighted_coverage(weights, c.terms) + c.lexical / 4 + typed
+            found = PART_EVIDENCE_BONUS if number in c.answers_parts else 0.0
+            return weighted_coverage(weights, c.terms | c.heading) + c.lexical / 4 + typed + found
 
         pool = [c for c in sorted(candidates, key=lambda c: -fit(c))[: self.SEMANTIC_POOL] if c not in picked]
         if not pool or self.embedder is None:
             return None
         closeness = self.embedder.encode_passages([c.text for c in pool]) @ self.embedder.encode_query(part)
         best, near = max(zip(pool, closeness.tolist()), key=lambda item: fit(item[0]) + item[1])
-        adds = weighted_coverage(weights, best.terms - covered)
+        adds = weighted_coverage(weights, (best.terms | best.heading) - covered)
         return best if adds > 0 or near >= self.PART_CLOSENESS else None
 
     def _candidates(self, question: str, context: list[dict], weights: dict[str, float]) -> list[_Candidate]:
@@ -186,7 +199,7 @@ class ExtractiveGenerator:
                 if _PLACEHOLDER.search(sentence) or _FORM_FIELD.match(sentence):
                     continue
                 sentence = _TEMPLATE_TAG.sub(" ", sentence).strip()
-                if len(words(sentence)) < 3:
+                if len(words(sentence)) < 3 or _is_heading(sentence, heading):
                     continue
                 if gazetteer is not None:
                     sentence = name_the_subject(sentence, chunk, gazetteer)
@@ -196,11 +209,13 @@ class ExtractiveGenerator:
                          - 0.1 * max(0.0, len(sentence) / 150 - 1.5))  # long rows win on overlap alone
                 if any(holds.search(sentence) for holds in wanted):
                     score += ANSWER_TYPE_BONUS
-                out.append(_Candidate(score, score, rank, position, sentence, chunk["chunk_id"], own))
+                out.append(_Candidate(score, score, rank, position, sentence, chunk["chunk_id"], own, heading,
+                                      tuple(chunk.get("answers_parts") or ())))
         return out
 
     @staticmethod
-    def _pick(pool: list[_Candidate], candidates: list[_Candidate], weights: dict[str, float]) -> list[_Candidate]:
+    def _pick(pool: list[_Candidate], candidates: list[_Candidate], weights: dict[str, float],
+              others: bool) -> list[_Candidate]:
         best = pool[0]
         picked, covered = [best], set(best.terms)
         total = sum(weights.values()) or 1.0
@@ -219,7 +234,7 @@ class ExtractiveGenerator:
             picked.append(follower)
             covered |= follower.terms
         # A sentence from elsewhere must answer another part of the question.
-        for candidate in pool[1:]:
+        for candidate in pool[1:] if others else []:
             if len(picked) >= MAX_SENTENCES:
                 break
             adds = sum(weights[t] for t in candidate.terms if t in weights and t not in covered)
@@ -229,9 +244,23 @@ class ExtractiveGenerator:
         return picked
 
 
+def _is_heading(sentence: str, heading: frozenset[str]) -> bool:
+    """A heading is no answer: a line that only repeats its section's heading, or a short line
+    in Title Case with no sentence end that is no list item ("Pay And Benefits During Leave")."""
+    text = re.sub(r"[*_#`]", "", sentence).strip()
+    title_case = (not LIST_ITEM.match(sentence) and len(text.split()) <= 8 and text[-1:] not in ".!?:" and not re.search(r"\d", text)
+                  and all(w[:1].isupper() for w in text.split() if w.lower() not in STOPWORDS))
+    return title_case or term_set(text) <= heading
+
+
 def _wanted(question: str) -> list[re.Pattern]:
     """The pattern of the kind of answer a question asks for (a name, a date, a number), if any."""
     return [holds for asks, holds in _ANSWER_TYPES if asks.search(question)][:1]
+
+
+def document_subject(title: str) -> str:
+    """What a document is about: "Skyline Analytics — Pricing" is about Skyline Analytics."""
+    return re.split(r"\s+[—–|]\s+|:\s+", title)[0].strip()
 
 
 def name_the_subject(sentence: str, chunk: dict, gazetteer: Gazetteer) -> str:
@@ -245,7 +274,7 @@ def name_the_subject(sentence: str, chunk: dict, gazetteer: Gazetteer) -> str:
     before = body[: body.find(sentence[:40])] if sentence[:40] in body else ""
     person = None
     for text in (before, chunk.get("section", ""), chunk["title"]):
-        people = [m.entity for m in gazetteer.mentions(text) if m.entity.person]
+        people = [m.entity for m in gazetteer.mentions(text, where=lambda e: e.person)]
         if people:
             person = people[-1]
             break

@@ -65,8 +65,7 @@ def _comparison(question: str, gazetteer: Gazetteer | None) -> list[str]:
     sides = _COMPARED.split(question, maxsplit=1)
     if len(sides) == 2:
         left, right = sides[0], sides[1].strip(" ?")
-        inherited = [w for i, w in enumerate(left.split()) if i == 0 or not _parallel(w, right)]
-        return [left, f"{right} {' '.join(inherited)}"]
+        return [left, f"{right} {_inherited(left, right, gazetteer)}"]
     if gazetteer is None:
         return []
     mentions = gazetteer.mentions(question)
@@ -78,6 +77,19 @@ def _comparison(question: str, gazetteer: Gazetteer | None) -> list[str]:
             frame = " ".join(rest)
             return [f"{first.entity.name} {frame}", f"{second.entity.name} {frame}"]
     return []
+
+
+def _inherited(left: str, right: str, gazetteer: Gazetteer | None) -> str:
+    """What the short side of a comparison asks, taken from the long side without the thing
+    it is compared with ("…Standard tier of Skyline Analytics compare with Harbor Sync": Harbor
+    Sync's Standard tier, not Skyline Analytics')."""
+    theirs = gazetteer.mentions(right) if gazetteer is not None else []
+    if theirs:
+        kinds = {m.entity.kind for m in theirs}
+        tokens = words(left)
+        drop = {i for m in gazetteer.mentions(left) if m.entity.kind in kinds for i in range(m.start, m.end)}
+        return " ".join(t for i, t in enumerate(tokens) if i not in drop)
+    return " ".join(w for i, w in enumerate(left.split()) if i == 0 or not _parallel(w, right))
 
 
 def _parallel(word: str, right: str) -> bool:
@@ -116,8 +128,8 @@ def retrieve_sub_questions(state: State, runtime: Runtime[Deps]) -> dict:
     retriever = runtime.context.retriever
     vocabulary = retriever.vocabulary()
     threshold = state["retrieval_config"]["score_threshold"]
-    best_of_parts = []
-    for part in state["sub_questions"]:
+    best_of_parts: dict[str, dict] = {}
+    for number, part in enumerate(state["sub_questions"]):
         try:
             rows = retriever.search(part, mode=state["retrieval_strategy"], top_k=SUB_QUESTION_TOP_K)
         except Exception:
@@ -125,7 +137,13 @@ def retrieve_sub_questions(state: State, runtime: Runtime[Deps]) -> dict:
             continue
         scored = [c for c in relevance_scores(part, [r for r in rows if well_formed(r)], vocabulary)
                   if (c["similarity"] >= threshold or c["coverage"] >= MIN_COVERAGE) and not is_outdated(c)]
-        best_of_parts += scored[:1]
+        if scored:  # the generator answers this part from this chunk first
+            best = best_of_parts.setdefault(scored[0]["chunk_id"], {**scored[0], "answers_parts": []})
+            best["answers_parts"].append(number)
     ranked = state["ranked_chunks"]
-    merged = {c["chunk_id"]: c for c in [*ranked[:1], *best_of_parts, *ranked[1:]]}
+    merged = {c["chunk_id"]: c for c in ranked[:1]}
+    for chunk_id, chunk in best_of_parts.items():
+        merged[chunk_id] = {**merged.get(chunk_id, chunk), "answers_parts": chunk["answers_parts"]}
+    for chunk in ranked[1:]:
+        merged.setdefault(chunk["chunk_id"], chunk)
     return {"ranked_chunks": list(merged.values())[: max(len(ranked), state["retrieval_config"]["top_k"])]}

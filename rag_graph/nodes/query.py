@@ -86,10 +86,10 @@ def thread_subject(history: list[dict], gazetteer: Gazetteer, personal: bool) ->
     answer); otherwise the longest entity of the asker's previous question."""
     turns = list(reversed(history))
     if personal:
-        named = [m.entity for t in turns for m in gazetteer.mentions(t["content"])
-                 if m.entity.kind == "name" and len(m.entity.key) > 1]
-        people = [entity for entity in named if entity.person]
-        return (people or named or [None])[0]
+        people = [m.entity for t in turns for m in gazetteer.mentions(t["content"], where=lambda e: e.person)]
+        names = [m.entity for t in turns
+                 for m in gazetteer.mentions(t["content"], where=lambda e: e.kind == "name" and len(e.key) > 1)]
+        return (people or names or [None])[0]
     previous = next((t["content"] for t in turns if t["role"] == "user"), "")
     mentions = gazetteer.mentions(previous)
     return max(mentions, key=lambda m: len(m.entity.key)).entity if mentions else None
