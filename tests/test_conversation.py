@@ -95,3 +95,25 @@ def test_a_comparison_of_two_products_gets_each_its_own_sentence(engine):
     assert len(state["sub_questions"]) == 2
     answer = state["final_output"]["answer"]
     assert "$29" in answer and "$19" in answer
+
+
+def test_a_heading_alone_is_never_an_answer():
+    from collections import Counter
+
+    from rag_graph.generation import ExtractiveGenerator
+    from rag_graph.text import term_set
+
+    body = "**Internal Notes On Parental Leave**\n\nParents receive sixteen weeks of paid parental leave."
+    chunk = {"chunk_id": "leave::parental::0", "source_id": "leave", "title": "Handbook", "section": "Parental leave",
+             "body": body, "text": f"Handbook › Parental leave\n\n{body}", "relevance": 0.6}
+    generator = ExtractiveGenerator(lambda: (Counter(term_set(chunk["text"])), 1))
+    draft = generator.generate("What are the internal notes on parental leave?", [chunk], "")
+    assert draft["answer"] == "Parents receive sixteen weeks of paid parental leave."
+
+
+def test_a_knowledge_gap_names_a_subject_not_a_frame_word():
+    from rag_graph.nodes.quality import describe_gap
+
+    gap = describe_gap({"retrieved_chunks": []}, ["wants", "ago", "sabbatical"])
+    assert "“sabbatical”" in gap and "wants" not in gap and "ago" not in gap
+    assert "wants" not in describe_gap({"retrieved_chunks": []}, ["wants"])
