@@ -8,6 +8,8 @@ from typing import Callable, Protocol
 
 import numpy as np
 
+from .entities import Gazetteer
+
 
 class Retriever(Protocol):
     def search(self, query: str, mode: str, top_k: int) -> list[dict]: ...
@@ -18,13 +20,15 @@ class Retriever(Protocol):
 
     def vocabulary(self) -> tuple[dict[str, int], int]: ...
 
+    def entities(self) -> Gazetteer: ...
+
 
 class SentenceEmbedder(Protocol):
     def encode(self, texts: list[str]) -> np.ndarray: ...
 
 
 class Generator(Protocol):
-    def generate(self, question: str, context: list[dict], prompt: str) -> dict: ...
+    def generate(self, question: str, context: list[dict], prompt: str, parts: list[str]) -> dict: ...
 
 
 @dataclass

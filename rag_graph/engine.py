@@ -26,7 +26,7 @@ class Engine:
         self.index = Index(settings.db, self.embedder)
         if generator is None:
             generator = (ChatModelGenerator(load_chat_model(settings.llm)) if settings.llm
-                         else ExtractiveGenerator(self.index.vocabulary, self.embedder))
+                         else ExtractiveGenerator(self.index.vocabulary, self.embedder, self.index.entities))
         self.deps = Deps(retriever=self.index, embedder=self.embedder, generator=generator)
         self.graph = build_graph()
 

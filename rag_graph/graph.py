@@ -1,7 +1,9 @@
 """The flow of SPEC.md as a LangGraph StateGraph: nodes, edges and the small routers between them.
 
-prepare_query ─▶ prepare_corpus_index ─▶ retrieve_candidates ─▶ rank_and_filter_context
-  ─▶ assess_context_quality ─┬─ sufficient ─────────────────────────▶ build_augmented_prompt
+prepare_query ─▶ prepare_corpus_index ─▶ decompose_question ─▶ retrieve_candidates ─▶ rank_and_filter_context
+  ─┬─ one question ─────────────────────────────────────▶ assess_context_quality
+   └─ several parts ─▶ retrieve_sub_questions ─▶ assess_context_quality
+assess_context_quality ──────┬─ sufficient ─────────────────────────▶ build_augmented_prompt
                              ├─ fragmented ─▶ expand_related_context ─▶ build_augmented_prompt
                              ├─ weak, attempts left ─▶ rewrite_query ─▶ retrieve_candidates
                              └─ weak, attempts spent ─▶ finalize_insufficient_context
@@ -16,6 +18,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy
 
 from .context import Deps
+from .nodes.decomposition import decompose_question, has_sub_questions, retrieve_sub_questions
 from .nodes.finalize import finalize_answer, finalize_failure, finalize_insufficient_context
 from .nodes.generation import build_augmented_prompt, generate_answer
 from .nodes.grounding import validate_grounding
@@ -82,8 +85,10 @@ def build_graph():
     graph = StateGraph(State, context_schema=Deps)
     graph.add_node("prepare_query", prepare_query)
     graph.add_node("prepare_corpus_index", prepare_corpus_index)
+    graph.add_node("decompose_question", decompose_question)
     graph.add_node("retrieve_candidates", retrieve_candidates)
     graph.add_node("rank_and_filter_context", rank_and_filter_context)
+    graph.add_node("retrieve_sub_questions", retrieve_sub_questions)
     graph.add_node("assess_context_quality", assess_context_quality)
     graph.add_node("expand_related_context", expand_related_context)
     graph.add_node("rewrite_query", rewrite_query)
@@ -98,10 +103,13 @@ def build_graph():
     graph.add_conditional_edges("prepare_query", question_is_valid,
                                 {"valid": "prepare_corpus_index", "invalid": END})
     graph.add_conditional_edges("prepare_corpus_index", no_errors,
-                                {"ok": "retrieve_candidates", "failed": "finalize_failure"})
+                                {"ok": "decompose_question", "failed": "finalize_failure"})
+    graph.add_edge("decompose_question", "retrieve_candidates")
     graph.add_conditional_edges("retrieve_candidates", no_errors,
                                 {"ok": "rank_and_filter_context", "failed": "finalize_failure"})
-    graph.add_edge("rank_and_filter_context", "assess_context_quality")
+    graph.add_conditional_edges("rank_and_filter_context", has_sub_questions,
+                                {"whole": "assess_context_quality", "parts": "retrieve_sub_questions"})
+    graph.add_edge("retrieve_sub_questions", "assess_context_quality")
     graph.add_conditional_edges("assess_context_quality", route_by_quality, {
         "answer": "build_augmented_prompt", "expand": "expand_related_context",
         "rewrite": "rewrite_query", "give_up": "finalize_insufficient_context"})

@@ -24,6 +24,8 @@ from lancedb.index import FTS
 from lancedb.rerankers import RRFReranker
 
 from .embeddings import Embedder
+from .entities import Gazetteer, extract
+from .entities import rows as entity_rows
 from .ingest import Chunk, Corpus, load_corpus
 from .text import sentences, terms
 from .vector_store import VectorStore
@@ -31,6 +33,9 @@ from .vector_store import VectorStore
 log = logging.getLogger(__name__)
 
 TABLE = "chunks"
+ENTITY_TABLE = "entities"  # the corpus's gazetteer (entities.py), rewritten with every change
+_ENTITY_SCHEMA = pa.schema([("name", pa.string()), ("kind", pa.string()), ("source_id", pa.string()),
+                            ("person", pa.bool_())])
 SERVING_TAG = "serving"
 MODES = ("semantic", "keyword", "hybrid")
 _STORED = ["chunk_id", "source_id", "title", "section", "anchor", "url", "chunk_index", "body",
@@ -103,6 +108,7 @@ class Index:
         # Question-time code finds the vectors this index stored through the embedder.
         self.store = VectorStore(self._db)
         self.embedder.store = self.store
+        self._gazetteer = None
         self._open_serving()
 
     # ---- reading -------------------------------------------------------------------------
@@ -214,6 +220,17 @@ class Index:
             self._vocabulary = (version, stored["terms"], stored["chunks"])
         return self._vocabulary[1], self._vocabulary[2]
 
+    def entities(self) -> Gazetteer:
+        """The corpus's gazetteer, read once per published version (a few thousand short rows)."""
+        version = self.table.version
+        if self._gazetteer is None or self._gazetteer[0] != version:
+            try:
+                stored = self._db.open_table(ENTITY_TABLE).to_arrow().to_pylist()
+            except ValueError:  # an index built before the gazetteer existed: `citebot index` adds it
+                stored = []
+            self._gazetteer = (version, Gazetteer.from_rows(stored))
+        return self._gazetteer[1]
+
     def metadata(self) -> dict:
         table = self.table
         return {"uri": self.uri, "version": table.version, "chunks": table.count_rows(),
@@ -264,6 +281,8 @@ class Index:
                     raise RefreshError(f"reload failed ({type(error).__name__}: {error}); "
                                        "the previous index keeps serving") from error
                 self._publish(table)
+            if ENTITY_TABLE not in self._db.table_names():
+                self._store_entities(corpus)
             return self._finish(corpus, 0, 0, started, table.version)
 
         previous = table.version if table is not None else None
@@ -284,6 +303,7 @@ class Index:
             self.store.optimize()
             self._validate(table, wanted)
             self._save_vocabulary(table, corpus)
+            self._store_entities(corpus)
         except Exception as error:
             self._roll_back(table, previous)
             log.exception("refresh failed; previous version keeps serving")
@@ -326,6 +346,11 @@ class Index:
         word = max(probe.body.split(), key=len, default="")
         if word and not table.search(word, query_type="fts").limit(1).to_list():
             raise RefreshError("full-text index does not answer")
+
+    def _store_entities(self, corpus: Corpus) -> None:
+        data = pa.Table.from_pylist(entity_rows(extract(corpus)), schema=_ENTITY_SCHEMA)
+        self._db.create_table(ENTITY_TABLE, data=data, schema=_ENTITY_SCHEMA, mode="overwrite")
+        self._gazetteer = None
 
     def _roll_back(self, table, previous: int | None) -> None:
         if table is None:

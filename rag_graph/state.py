@@ -38,6 +38,7 @@ class State(TypedDict, total=False):
     normalized_query: str
     retrieval_query: str
     query_rewrites: list[str]
+    sub_questions: list[str]  # the parts of a multi-part question, each searched on its own
     history: list[Turn]
     corpus_name: str
     # The corpus itself lives in the index; per question the state only names what was used.

@@ -8,13 +8,14 @@ import pytest
 
 from rag_graph.config import RetrievalConfig
 from rag_graph.context import Deps
+from rag_graph.entities import Gazetteer
 from rag_graph.generation import ExtractiveGenerator
 from rag_graph.graph import build_graph
 from rag_graph.text import term_set
 
 SPEC_NODES = {
     "prepare_query", "prepare_corpus_index", "retrieve_candidates", "rank_and_filter_context",
-    "assess_context_quality", "expand_related_context", "rewrite_query", "build_augmented_prompt",
+    "decompose_question", "retrieve_sub_questions", "assess_context_quality", "expand_related_context", "rewrite_query", "build_augmented_prompt",
     "generate_answer", "validate_grounding", "finalize_answer", "finalize_insufficient_context",
     "finalize_failure",
 }
@@ -49,6 +50,9 @@ class FakeRetriever:
     def metadata(self):
         return {"uri": "memory://", "version": 1, "chunks": len(self.rows) or 1, "documents": 1}
 
+    def entities(self):
+        return Gazetteer([])
+
     def vocabulary(self):
         frequency = Counter()
         for row in self.rows:
@@ -61,7 +65,7 @@ class FakeGenerator:
     def __init__(self, draft):
         self.draft, self.calls = draft, 0
 
-    def generate(self, question, context, prompt):
+    def generate(self, question, context, prompt, parts):
         self.calls += 1
         return self.draft
 

@@ -28,14 +28,15 @@ def build_augmented_prompt(state: State, runtime: Runtime[Deps]) -> dict:
         "chunks": [c["chunk_id"] for c in context],
         "documents": list(sources),
         "source_metadata": sources,
-        "augmented_prompt": render_prompt(state["normalized_query"], context),
+        "augmented_prompt": render_prompt(state["normalized_query"], context, state.get("sub_questions") or []),
     }
 
 
 def generate_answer(state: State, runtime: Runtime[Deps]) -> dict:
     # The question as the user asked it (plus a resolved follow-up's subject) steers sentence choice.
     question = state["retrieval_query"] if state.get("history") else state["normalized_query"]
-    draft = runtime.context.generator.generate(question, state["context"], state["augmented_prompt"])
+    draft = runtime.context.generator.generate(question, state["context"], state["augmented_prompt"],
+                                               state.get("sub_questions") or [])
     if not isinstance(draft, dict) or not isinstance(draft.get("sentences"), list):
         log.warning("generator returned a malformed draft: %r", type(draft))
         return {"draft_answer": {"answer": "", "sentences": []}, "errors": [*state["errors"], "generation_malformed"]}

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import html
+import logging
 import re
 import unicodedata
 
@@ -9,9 +10,12 @@ from langgraph.runtime import Runtime
 
 from ..config import MAX_QUESTION_CHARS, RetrievalConfig
 from ..context import Deps
+from ..entities import Entity, Gazetteer
 from ..state import State
 from ..text import STOPWORDS, words
 from .finalize import final_output
+
+log = logging.getLogger(__name__)
 
 _MENTION = re.compile(r"<[@!](?:[A-Z0-9]+|subteam\^[A-Z0-9]+|here|channel|everyone)(?:\|[^>]*)?>")
 _CHANNEL = re.compile(r"<#[A-Z0-9]+(?:\|([^>]*))?>")
@@ -21,7 +25,9 @@ _FOLLOW_UP_OPENERS = ("and ", "what about", "how about", "what if", "same for", 
                       "but ", "then ", "so ")
 _REFERRING = frozenset("he she him her his hers they them their it its this that these those there "
                        "one ones same".split())
-_QUESTION_WORDS = frozenset("who what when where why how which whose can could do does is are "
+_PERSONAL = re.compile(r"\b(she|he|her|him|his|hers)\b", re.I)
+MAX_CARRIED = 4  # words of the previous question a bare follow-up borrows
+QUESTION_WORDS = frozenset("who what when where why how which whose can could do does is are "
                             "was were will would should".split())
 
 
@@ -49,32 +55,54 @@ def problem_with(raw: str, normalized: str) -> str | None:
     return None
 
 
-def resolve_follow_up(question: str, history: list[dict]) -> str:
-    """Offline follow-up resolution: an underspecified question ("what about contractors?",
-    "when did she join?") borrows the subject terms of the previous turns, so retrieval sees
-    the missing subject written out."""
+def resolve_follow_up(question: str, history: list[dict], gazetteer: Gazetteer | None = None) -> str:
+    """Offline follow-up resolution: an underspecified question ("what is her salary?", "and the
+    Standard tier?") carries the conversation's subject, an entity of the corpus's gazetteer
+    that the thread is about, plus, when it asks nothing of its own, what the previous question
+    asked. The carried words follow in brackets, so retrieval sees the subject written out."""
     if not history:
         return question
     lowered = question.lower()
-    own = [w for w in words(question) if w not in STOPWORDS and w not in _QUESTION_WORDS]
+    own = [w for w in words(question) if w not in STOPWORDS and w not in QUESTION_WORDS]
     referring = any(w in _REFERRING for w in words(question))
-    if len(own) > 3 and not lowered.startswith(_FOLLOW_UP_OPENERS) and not referring:
+    opener = lowered.startswith(_FOLLOW_UP_OPENERS)
+    if len(own) > 3 and not opener and not referring:
         return question
-    # "what about Team?" after a question on Enterprise swaps the entity: the new question's
-    # own name replaces the old one instead of joining it.
-    asked_before = " ".join(t["content"] for t in history if t["role"] == "user")
-    swapped = set(_capitalised(asked_before)) if _capitalised(question) else set()
-    carried: list[str] = []
-    for turn in reversed(history):
-        if turn["role"] == "user":
-            carried += [w for w in words(turn["content"])
-                        if w not in STOPWORDS and w not in _QUESTION_WORDS and w not in own and w not in swapped]
-        elif referring and not carried:
-            carried += _names(turn["content"])
-        if len(carried) >= 3:
-            break
+    gazetteer = gazetteer or Gazetteer([])
+    asked = gazetteer.mentions(question)
+    named = {w for m in asked for w in m.entity.key}
+    subject = thread_subject(history, gazetteer, personal=bool(_PERSONAL.search(question)))
+    if subject is not None and any(m.entity.kind == subject.kind for m in asked):
+        subject = None  # "what about Team?" after Enterprise: a new subject of the same kind replaces the old
+    carried = [w for w in (subject.key if subject else ()) if w not in own and w not in STOPWORDS]
+    if subject is None or opener or not set(own) - named:
+        carried += _predicate(history, gazetteer, exclude=set(own) | set(carried))
     carried = list(dict.fromkeys(carried))
     return f"{question} ({' '.join(carried)})" if carried else question
+
+
+def thread_subject(history: list[dict], gazetteer: Gazetteer, personal: bool) -> Entity | None:
+    """The entity the thread is about: for "she" or "his", the person last named (often in the
+    answer); otherwise the longest entity of the asker's previous question."""
+    turns = list(reversed(history))
+    if personal:
+        people = [m.entity for t in turns for m in gazetteer.mentions(t["content"], where=lambda e: e.person)]
+        names = [m.entity for t in turns
+                 for m in gazetteer.mentions(t["content"], where=lambda e: e.kind == "name" and len(e.key) > 1)]
+        return (people or names or [None])[0]
+    previous = next((t["content"] for t in turns if t["role"] == "user"), "")
+    mentions = gazetteer.mentions(previous)
+    return max(mentions, key=lambda m: len(m.entity.key)).entity if mentions else None
+
+
+def _predicate(history: list[dict], gazetteer: Gazetteer, exclude: set[str]) -> list[str]:
+    """What the previous question asked, without the subject it asked it about."""
+    for turn in reversed(history):
+        if turn["role"] == "user":
+            subject = {w for m in gazetteer.mentions(turn["content"]) for w in m.entity.key}
+            return [w for w in words(turn["content"]) if w not in STOPWORDS and w not in QUESTION_WORDS
+                    and w not in exclude and w not in subject][:MAX_CARRIED]
+    return []
 
 
 _CARRIED = re.compile(r"\s\(([^()]*)\)$")
@@ -84,20 +112,6 @@ def split_follow_up(query: str) -> tuple[str, str]:
     """(the asker's own words, the subject carried over from earlier turns) of a resolved query."""
     match = _CARRIED.search(query)
     return (query[: match.start()], match.group(1)) if match else (query, "")
-
-
-def _capitalised(text: str) -> list[str]:
-    """Capitalised words that do not start a sentence ("Team" in "what about Team?"); acronyms
-    such as SLA are vocabulary, not names."""
-    return [w.lower() for w in re.findall(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z][\w-]*)", text.strip())
-            if w.lower() not in STOPWORDS]
-
-
-def _names(text: str) -> list[str]:
-    """Runs of capitalised words ("Ines Castellano"): the people and things a pronoun in the
-    next question most likely points at."""
-    names = re.findall(r"\b([A-Z][a-z]+(?:\s+[A-Z][a-z]+)+)", text)
-    return [w.lower() for name in names for w in name.split() if w.lower() not in STOPWORDS]
 
 
 def prepare_query(state: State, runtime: Runtime[Deps]) -> dict:
@@ -115,6 +129,7 @@ def prepare_query(state: State, runtime: Runtime[Deps]) -> dict:
         "ranked_chunks": [], "related_chunks": [], "context": [], "source_metadata": {},
         "contradictions": [], "knowledge_gap": None, "augmented_prompt": "", "draft_answer": {},
         "citations": [], "grounding_status": "not_checked", "confidence": 0.0, "errors": [],
+        "sub_questions": [],
     }
     normalized = normalize(raw)
     problem = problem_with(raw, normalized)
@@ -124,8 +139,16 @@ def prepare_query(state: State, runtime: Runtime[Deps]) -> dict:
             {**state, **update}, "failed", f"I couldn't read a question there: {problem}.")
         return update
     update["normalized_query"] = normalized
-    update["retrieval_query"] = resolve_follow_up(normalized, history)
+    update["retrieval_query"] = resolve_follow_up(normalized, history, corpus_gazetteer(runtime) if history else None)
     return update
+
+
+def corpus_gazetteer(runtime: Runtime[Deps]) -> Gazetteer | None:
+    try:
+        return runtime.context.retriever.entities()
+    except Exception:  # no index yet, or a retriever without one: follow-ups fall back to words
+        log.debug("no gazetteer; questions are resolved from their words alone", exc_info=True)
+        return None
 
 
 def rewrite_query(state: State, runtime: Runtime[Deps]) -> dict:
@@ -133,7 +156,7 @@ def rewrite_query(state: State, runtime: Runtime[Deps]) -> dict:
     keep the question's content words and add the section headings of the closest chunks that
     share a word with it, so the next pass searches the vocabulary the documents actually use."""
     query = state["retrieval_query"]
-    own = [w for w in words(query) if w not in STOPWORDS and w not in _QUESTION_WORDS]
+    own = [w for w in words(query) if w not in STOPWORDS and w not in QUESTION_WORDS]
     own_set = set(own)
     additions: list[str] = []
     for chunk in state.get("retrieved_chunks", [])[:3]:

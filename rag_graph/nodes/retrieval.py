@@ -43,13 +43,13 @@ def retrieve_candidates(state: State, runtime: Runtime[Deps]) -> dict:
     if not isinstance(rows, list):
         log.warning("retriever returned a %s instead of a list of rows", type(rows).__name__)
         return {"retrieval_attempts": attempts, "errors": [*state.get("errors", []), "retrieval_failed"]}
-    good = [row for row in rows if _well_formed(row)]
+    good = [row for row in rows if well_formed(row)]
     if len(good) < len(rows):
         log.warning("dropped %d malformed retriever rows", len(rows) - len(good))
     return {"retrieval_attempts": attempts, "retrieved_chunks": good}
 
 
-def _well_formed(row) -> bool:
+def well_formed(row) -> bool:
     """Text fields are non-empty strings and scores are numbers: ranking does arithmetic on them."""
     return (isinstance(row, dict)
             and all(isinstance(row.get(name), str) and row.get(name) for name in REQUIRED_FIELDS)

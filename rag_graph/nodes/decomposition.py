@@ -1,0 +1,149 @@
+"""Multi-part questions (seed 003, decomposition): a comparison, an "X and Y" or two questions in
+one message become sub-questions, each searched on its own, so that one strong part cannot fill
+every slot of the top-k and leave the other part without evidence.
+
+The split is lexical and never fills in an answer: a part that leans on the rest of the question
+("…, and which months does that cover?") carries the rest's words in brackets, the same way a
+follow-up carries the thread's subject (nodes/query.py), so it stays searchable on its own.
+"""
+from __future__ import annotations
+
+import logging
+import re
+
+from langgraph.runtime import Runtime
+
+from ..context import Deps
+from ..entities import Gazetteer
+from ..state import State
+from ..text import STOPWORDS, words
+from .evidence import relevance_scores
+from .quality import MIN_COVERAGE, is_outdated
+from .retrieval import well_formed
+from .query import QUESTION_WORDS, corpus_gazetteer, split_follow_up
+
+log = logging.getLogger(__name__)
+
+MAX_SUB_QUESTIONS = 3  # bounded: each costs one search
+SUB_QUESTION_TOP_K = 8  # rows fetched per part; only its best few join the ranking
+_QUESTION_WORD = r"(?:how|what|what's|when|where|who|whom|whose|which|why|do|does|did|can|could|is|are|should|will|would|may)"
+# Where one question ends and the next begins: "…limit? And how much…", "…limit and how much…".
+_CLAUSE_BREAK = re.compile(rf"\?\s+(?:and\s+|also\s+)?|[,;]?\s+(?:and|but|also|plus)\s+(?={_QUESTION_WORD}\b)", re.I)
+_COMPARED = re.compile(r"\s+(?:vs\.?|versus|compared (?:to|with)|compare (?:to|with)|as opposed to|against)\s+", re.I)
+_REFERS_BACK = re.compile(r"\b(that|this|it|these|those|them|they|there|same)\b", re.I)
+_BETWEEN = re.compile(r"\bbetween\s+(?:the\s+)?(?P<a>[^\s,?]+(?:\s+[^\s,?]+)?)\s+and\s+(?:the\s+)?(?P<b>[^\s,?]+(?:\s+[^\s,?]+)?)", re.I)
+
+
+def split_question(question: str, gazetteer: Gazetteer | None = None) -> list[str]:
+    """The sub-questions of a multi-part question, each searchable alone; [] for a single one."""
+    own, carried = split_follow_up(question)
+    clauses = _clauses(own)
+    parts = clauses if len(clauses) > 1 else _comparison(own, gazetteer)
+    parts = [p for p in parts if _content(p)][:MAX_SUB_QUESTIONS]
+    if len(parts) < 2:
+        return []
+    if carried:  # a follow-up's borrowed subject belongs to every part
+        parts = [f"{p} {carried}" for p in parts]
+    return [_completed(re.sub(r"\s+", " ", p).strip(" ?"), parts) for p in parts]
+
+
+def _content(text: str) -> list[str]:
+    return [w for w in words(text) if w not in STOPWORDS and w not in QUESTION_WORDS]
+
+
+def _clauses(question: str) -> list[str]:
+    return [p.strip(" ,;?") for p in _CLAUSE_BREAK.split(question) if p.strip(" ,;?")]
+
+
+def _comparison(question: str, gazetteer: Gazetteer | None) -> list[str]:
+    """"A vs B", "A compared with B", "between A and B", or two entities of one kind joined by
+    and/or: one part per compared thing, each with the rest of the question."""
+    between = _BETWEEN.search(question)
+    if between:
+        frame = question[: between.start()] + " " + question[between.end():]
+        return [f"{between['a']} {frame}", f"{between['b']} {frame}"]
+    sides = _COMPARED.split(question, maxsplit=1)
+    if len(sides) == 2:
+        left, right = sides[0], sides[1].strip(" ?")
+        return [left, f"{right} {_inherited(left, right, gazetteer)}"]
+    if gazetteer is None:
+        return []
+    mentions = gazetteer.mentions(question)
+    tokens = words(question)
+    for first, second in zip(mentions, mentions[1:]):
+        joined = tokens[first.end:second.start]
+        if first.entity.kind == second.entity.kind and joined and set(joined) <= {"and", "or", "the", "a"}:
+            rest = [t for i, t in enumerate(tokens) if not (first.start <= i < second.end)]
+            frame = " ".join(rest)
+            return [f"{first.entity.name} {frame}", f"{second.entity.name} {frame}"]
+    return []
+
+
+def _inherited(left: str, right: str, gazetteer: Gazetteer | None) -> str:
+    """What the short side of a comparison asks, taken from the long side without the thing
+    it is compared with ("…Standard tier of Skyline Analytics compare with Harbor Sync": Harbor
+    Sync's Standard tier, not Skyline Analytics')."""
+    theirs = gazetteer.mentions(right) if gazetteer is not None else []
+    if theirs:
+        kinds = {m.entity.kind for m in theirs}
+        tokens = words(left)
+        drop = {i for m in gazetteer.mentions(left) if m.entity.kind in kinds for i in range(m.start, m.end)}
+        return " ".join(t for i, t in enumerate(tokens) if i not in drop)
+    return " ".join(w for i, w in enumerate(left.split()) if i == 0 or not _parallel(w, right))
+
+
+def _parallel(word: str, right: str) -> bool:
+    """A word of the left side that the right side stands in for ("Starter" against
+    "Professional", "short-term" against "long-term"): it must not follow the right side."""
+    own = set(words(word))
+    other = set(words(right))
+    if own & other - STOPWORDS:
+        return True
+    shares_part = any(part in other for part in own if part not in STOPWORDS)
+    capitalised = word[:1].isupper() and right.strip()[:1].isupper()
+    return shares_part or capitalised
+
+
+def _completed(part: str, parts: list[str]) -> str:
+    """A part that points back at the rest ("which months does that cover") or names at most
+    one thing borrows the other parts' words."""
+    own = set(_content(part))
+    if len(own) > 1 and not _REFERS_BACK.search(part):
+        return part
+    borrowed = [w for other in parts if other is not part for w in _content(other) if w not in own]
+    return f"{part} ({' '.join(dict.fromkeys(borrowed))})" if borrowed else part
+
+
+def decompose_question(state: State, runtime: Runtime[Deps]) -> dict:
+    return {"sub_questions": split_question(state["retrieval_query"], corpus_gazetteer(runtime))}
+
+
+def has_sub_questions(state: State) -> str:
+    return "parts" if state.get("sub_questions") else "whole"
+
+
+def retrieve_sub_questions(state: State, runtime: Runtime[Deps]) -> dict:
+    """Each part searched on its own; its best chunk joins the top of the ranking, so that every
+    part of the answer has evidence to cite."""
+    retriever = runtime.context.retriever
+    vocabulary = retriever.vocabulary()
+    threshold = state["retrieval_config"]["score_threshold"]
+    best_of_parts: dict[str, dict] = {}
+    for number, part in enumerate(state["sub_questions"]):
+        try:
+            rows = retriever.search(part, mode=state["retrieval_strategy"], top_k=SUB_QUESTION_TOP_K)
+        except Exception:
+            log.exception("search for a sub-question failed; answering from the whole question's evidence")
+            continue
+        scored = [c for c in relevance_scores(part, [r for r in rows if well_formed(r)], vocabulary)
+                  if (c["similarity"] >= threshold or c["coverage"] >= MIN_COVERAGE) and not is_outdated(c)]
+        if scored:  # the generator answers this part from this chunk first
+            best = best_of_parts.setdefault(scored[0]["chunk_id"], {**scored[0], "answers_parts": []})
+            best["answers_parts"].append(number)
+    ranked = state["ranked_chunks"]
+    merged = {c["chunk_id"]: c for c in ranked[:1]}
+    for chunk_id, chunk in best_of_parts.items():
+        merged[chunk_id] = {**merged.get(chunk_id, chunk), "answers_parts": chunk["answers_parts"]}
+    for chunk in ranked[1:]:
+        merged.setdefault(chunk["chunk_id"], chunk)
+    return {"ranked_chunks": list(merged.values())[: max(len(ranked), state["retrieval_config"]["top_k"])]}
