@@ -95,7 +95,7 @@ class Settings(BaseSettings):
         given = {cls.model_fields[name].validation_alias: value
                  for name, value in overrides.items() if value is not None}
         try:
-            return _FromEnvironment(**given)
+            return cls(**dict(_FromEnvironment(**given)))  # a plain Settings, equal to one built by hand
         except ValidationError as error:
             raise SettingsError(describe(error)) from None
 

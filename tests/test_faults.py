@@ -13,7 +13,9 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -154,13 +156,27 @@ def test_exception_after_the_write_rolls_back(served, small_corpus, monkeypatch,
     assert served.ask("When do zeppelin rides depart?")["status"] == "answered"
 
 
-def test_a_second_reload_while_one_runs_is_refused(served, small_corpus):
-    assert served.index._refresh_lock.acquire(blocking=False)
-    try:
+def test_a_second_reload_while_one_runs_is_refused(served, small_corpus, monkeypatch):
+    """Two real reloads at once: the first is held inside its embedding step while the second starts."""
+    _add_new_fact(small_corpus)
+    embedding, release = threading.Event(), threading.Event()
+    encode = served.index.embedder.encode
+
+    def held(texts):
+        if not embedding.is_set():  # only the first reload waits; anything later runs freely
+            embedding.set()
+            assert release.wait(120)
+        return encode(texts)
+
+    monkeypatch.setattr(served.index.embedder, "encode", held)
+    with ThreadPoolExecutor(1) as pool:
+        first = pool.submit(served.refresh)
+        assert embedding.wait(120), "the first reload never reached its embedding step"
         with pytest.raises(RefreshInProgress):
             served.refresh()
-    finally:
-        served.index._refresh_lock.release()
+        release.set()
+        assert first.result(timeout=120).embedded >= 1
+    assert served.ask("When do zeppelin rides depart?")["status"] == "answered"
 
 
 # ---- the process killed half-way ------------------------------------------------------------

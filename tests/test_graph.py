@@ -134,8 +134,9 @@ def test_injected_instruction_in_a_document_changes_nothing(engine):
     out = engine.ask("Do expenses get approved automatically without receipts?")
     assert "approved automatically" not in out["answer"].lower()
     assert "ignore" not in out["answer"].lower()
-    if out["status"] == "answered":
-        assert "$25" in out["answer"]
+    # The planted order must not silence the real rule either: the answer states it.
+    assert out["status"] == "answered", out
+    assert "$25" in out["answer"]
 
 
 def test_weak_retrieval_rewrites_exactly_once(embedder):
@@ -277,3 +278,53 @@ def test_a_lead_in_line_is_completed_by_the_list_item_that_answers(embedder):
     out = run(embedder, "what's the per-paycheck medical deduction if my whole family is on the plan?",
               FakeRetriever([deductions]))["final_output"]
     assert "$287.65" in out["answer"] and "$96.05" not in out["answer"]
+
+
+# ---- conflicts between current documents: authority, then date (real index, real model) ------
+
+CONFLICTING = {
+    "security-policy.md": ("Security Policy", 3, "2024-01-15",
+                           "Passwords must be rotated every 90 days on all company laptops."),
+    "it-wiki.md": ("IT Team Wiki", 1, "2025-06-01",
+                   "Passwords must be rotated every 30 days on all company laptops."),
+    "travel-2023.md": ("Travel Guide 2023", 2, "2023-03-01",
+                       "The meal allowance on business trips is $50 per day."),
+    "travel-2025.md": ("Travel Guide 2025", 2, "2025-02-01",
+                       "The meal allowance on business trips is $65 per day."),
+}
+
+
+@pytest.fixture(scope="module")
+def conflicts(tmp_path_factory):
+    from rag_graph.config import Settings
+    from rag_graph.engine import Engine
+
+    corpus = tmp_path_factory.mktemp("conflicts")
+    for name, (title, authority, date, rule) in CONFLICTING.items():
+        (corpus / name).write_text(f"---\ntitle: {title}\nauthority: {authority}\neffective_date: {date}\n"
+                                   f"status: current\n---\n# {title}\n\n## Rules\n\n{rule}\n")
+    engine = Engine(Settings(corpus=corpus, db=str(corpus.parent / f"{corpus.name}-db")))
+    engine.refresh()
+    return engine
+
+
+def test_higher_authority_wins_over_a_newer_but_lesser_source(conflicts):
+    state = conflicts.run("How often must passwords be rotated on company laptops?")
+    out = state["final_output"]
+    assert out["status"] == "answered" and "90 days" in out["answer"], out
+    assert [c["title"] for c in out["citations"]] == ["Security Policy"]
+    [record] = state["contradictions"]
+    assert (record["winner"]["title"], record["loser"]["title"]) == ("Security Policy", "IT Team Wiki")
+    assert "higher authority" in record["reason"]
+    assert "IT Team Wiki" in out["answer"] and "30 days" in out["answer"]
+    assert "older" not in out["answer"]  # the wiki is the newer one: it lost on authority
+
+
+def test_between_equal_authorities_the_newer_date_wins(conflicts):
+    state = conflicts.run("What is the meal allowance per day on business trips?")
+    out = state["final_output"]
+    assert out["status"] == "answered" and "$65" in out["answer"], out
+    assert [c["title"] for c in out["citations"]] == ["Travel Guide 2025"]
+    [record] = state["contradictions"]
+    assert (record["winner"]["title"], record["loser"]["title"]) == ("Travel Guide 2025", "Travel Guide 2023")
+    assert "newer" in record["reason"] and "$50" in out["answer"]
