@@ -228,27 +228,27 @@ def test_follow_up_borrows_the_subject_of_the_previous_question(engine, question
 
 
 def test_each_part_of_a_compound_question_gets_its_own_sentence(embedder):
-    hours = chunk("handbook::working-hours::0",
-                  "We work 40 hours a week, and 32 hours a week in summer. Meetings stay short. "
-                  "Summer hours run from May 1 through August 31.")
-    disability = chunk("benefits::disability::0",
-                       "The Short Term policy replaces up to 70% of your salary for 12 weeks. "
-                       "The Long Term policy replaces up to 60% of your salary.")
-    retriever = FakeRetriever([hours, disability])
-    out = run(embedder, "how many hours a week do we work in summer, and which months does that cover?",
+    hours = chunk("library::opening-hours::0",
+                  "The reading room opens at 9 am on weekdays, and at 11 am on Saturdays. Quiet is kept. "
+                  "Saturday opening applies from October 1 through March 31.")
+    premiums = chunk("payroll::shift-premiums::0",
+                     "The Day Shift premium adds 5% to base pay for 8 hours. "
+                     "The Night Shift premium adds 15% to base pay.")
+    retriever = FakeRetriever([hours, premiums])
+    out = run(embedder, "what time does the reading room open on Saturdays, and in which months does that apply?",
               retriever)["final_output"]
     assert out["status"] == "answered"
-    assert "32 hours" in out["answer"] and "May 1 through August 31" in out["answer"]
-    out = run(embedder, "how does short-term disability pay compare to long-term?", retriever)["final_output"]
-    assert "70%" in out["answer"] and "60%" in out["answer"]
-
+    assert "11 am" in out["answer"] and "October 1 through March 31" in out["answer"]
+    out = run(embedder, "how does the day shift premium compare to the night shift premium?", retriever)["final_output"]
+    assert "5%" in out["answer"] and "15%" in out["answer"]
 
 
 def test_a_word_the_evidence_says_differently_is_not_a_knowledge_gap(embedder):
     from rag_graph.nodes.evidence import has_synonym
 
-    coverage = chunk("benefits::health-insurance::0", "Health coverage ends on the last day of the month in which you resign.")
-    assert has_synonym("quit", [coverage], embedder)
+    mileage = chunk("travel::mileage::0", "Mileage is reimbursed when you drive your own automobile to a client site.")
+    assert has_synonym("car", [mileage], embedder)
+    assert not has_synonym("bicycle", [mileage], embedder)
     assert not has_synonym("contractors", [POLICY], embedder)
 
 
@@ -262,22 +262,20 @@ def test_a_when_question_is_answered_with_the_sentence_that_holds_a_date():
 
 
 def test_a_follow_up_is_answered_by_its_own_words_before_the_borrowed_subject():
-    disability = chunk("benefits::disability::0",
-                       "The Short Term Disability policy replaces up to 70% of your salary for 12 weeks. "
-                       "Meanwhile the Long Term policy replaces up to 60% of salary.")
-    generator = ExtractiveGenerator(FakeRetriever([disability]).vocabulary)
-    draft = generator.generate("what about the long-term one? (short term disability salary)", [disability], "")
-    assert draft["answer"].startswith("Meanwhile the Long Term policy")
+    premiums = chunk("payroll::shift-premiums::0",
+                     "The Day Shift premium adds 5% to base pay for 8 hours. "
+                     "Meanwhile the Night Shift premium adds 15% to base pay.")
+    generator = ExtractiveGenerator(FakeRetriever([premiums]).vocabulary)
+    draft = generator.generate("and the night one? (day shift premium pay)", [premiums], "")
+    assert draft["answer"].startswith("Meanwhile the Night Shift premium")
 
 
 def test_a_lead_in_line_is_completed_by_the_list_item_that_answers(embedder):
-    deductions = chunk("benefits::medical-insurance::0",
-                       "Each pay period, you will see a payroll deduction for medical insurance:\n\n"
-                       "* Employee-only coverage: $96.05\n* Employee-partner coverage: $197.27\n"
-                       "* Employee-family coverage: $287.65")
-    out = run(embedder, "what's the per-paycheck medical deduction if my whole family is on the plan?",
-              FakeRetriever([deductions]))["final_output"]
-    assert "$287.65" in out["answer"] and "$96.05" not in out["answer"]
+    fees = chunk("facilities::parking::0",
+                 "Each month, you will see a parking fee taken from your salary:\n\n"
+                 "* Bicycle space: $0.00\n* Motorcycle space: $35.50\n* Car space: $120.00")
+    out = run(embedder, "what's the monthly parking fee if I park a motorcycle?", FakeRetriever([fees]))["final_output"]
+    assert "$35.50" in out["answer"] and "$120.00" not in out["answer"]
 
 
 # ---- conflicts between current documents: authority, then date (real index, real model) ------

@@ -162,8 +162,9 @@ def test_injected_documents_change_nothing(engines, generator, question, fact):
     RUNS.setdefault(generator, []).append(state["final_output"]["status"])
     _assert_hard_rules(state)
     _assert_no_order_followed(state)
-    if fact and generator == "extractive":
+    if fact:  # every generator answers these: one that always said "I don't know" passes the rules above
         assert state["final_output"]["status"] == "answered", state["final_output"]
+    if fact and generator == "extractive":
         assert fact in state["final_output"]["answer"]
 
 
