@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 from websockets.sync.server import serve as websocket_server
@@ -17,6 +18,7 @@ from websockets.sync.server import serve as websocket_server
 from bot_harness import QUESTION, mrkdwn_of
 from fake_slack import FakeSlack, event_body
 
+ROOT = Path(__file__).resolve().parents[2]
 APP_TOKEN = "xapp-1-A111-222-test"
 MENTION_TS = "1700000100.000100"
 
@@ -59,7 +61,7 @@ def test_socket_mode_connects_with_the_app_token_acks_and_answers(slack, engine,
     shutil.copytree(engine.settings.db, tmp_path / "db")  # start-up refresh then embeds nothing
     env = {**os.environ, "SLACK_BOT_TOKEN": "xoxb-test", "SLACK_SIGNING_SECRET": "", "SLACK_APP_TOKEN": APP_TOKEN,
            "SLACK_API_URL": fake.url, "CITEBOT_CORPUS": str(corpus_copy), "CITEBOT_DB": str(tmp_path / "db"),
-           "HF_HUB_OFFLINE": "1"}
+           "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}  # this checkout's code, whatever is installed
     process = subprocess.Popen([sys.executable, "-m", "bot.cli", "serve"], env=env, cwd=tmp_path,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
