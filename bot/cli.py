@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from rag_graph.config import Settings
+from rag_graph.config import Settings, SettingsError
 from rag_graph.engine import RefreshError
 from rag_graph.evaluation import SPLITS
 
@@ -182,8 +182,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
+        Settings.from_env()  # every setting is checked before any command starts work
         return args.handler(args)
-    except RefreshError as error:
+    except (SettingsError, RefreshError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -31,7 +31,6 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -390,7 +389,7 @@ def bench_corpus(corpus: Path, questions: Path, scratch: Path, embedder, repeat:
     indexing, copy, db = bench_indexing(corpus, scratch, embedder)
     print("bench: query latency …", file=sys.stderr, flush=True)
     # The offline extractive generator even when CITEBOT_LLM is set: this times our code, not an API.
-    engine = Engine(replace(Settings.from_env(corpus=copy, db=str(db)), llm=None))
+    engine = Engine(Settings.from_env(corpus=copy, db=str(db)).model_copy(update={"llm": None}))
     engine.warm_up()
     queries = bench_queries(engine, questions, repeat)
     del engine

@@ -1,11 +1,19 @@
-"""Settings and retrieval defaults, read from the environment (and `.env`) once per process."""
+"""Settings and retrieval defaults: read from the environment (and `.env`) once, validated at start.
+
+Each setting is one typed field whose alias is its environment variable, so adding a setting is
+one line. `Settings(...)` holds exactly what the caller passes (tests build it that way);
+`Settings.from_env(**overrides)` reads the environment and `.env`, and a bad value raises
+`SettingsError` with a one-line message that names the variable.
+"""
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, Any
 
-from dotenv import load_dotenv
+from dotenv import find_dotenv, load_dotenv
+from pydantic import AfterValidator, AnyHttpUrl, BeforeValidator, Field, TypeAdapter, ValidationError
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEFAULT_DB = ".citebot/lancedb"
 MAX_QUESTION_CHARS = 4000
@@ -26,50 +34,93 @@ class RetrievalConfig:
         return dict(self.__dict__)
 
 
-def _env_list(value: str) -> tuple[str, ...]:
-    return tuple(part.strip() for part in value.split(",") if part.strip())
+class SettingsError(ValueError):
+    """A setting with a value we cannot use; the message is one line and names the variable."""
 
 
-@dataclass(frozen=True)
-class Settings:
-    corpus: Path = Path("corpus")
-    db: str = DEFAULT_DB
-    embedding_model: str | None = None  # None = bundled all-MiniLM-L6-v2 (see embeddings.py)
-    llm: str | None = None  # None = offline extractive answers
-    slack_bot_token: str | None = None
-    slack_signing_secret: str | None = None
-    slack_app_token: str | None = None
-    slack_api_url: str | None = None
-    port: int = 3000
-    admin_user_ids: tuple[str, ...] = ()
-    allow_workspace_admins: bool = False
-    ask_hint: str = "#people-ops"
-    feedback_path: Path = Path(".citebot/feedback.jsonl")
-    history_turns: int = 8
-    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+def _comma_list(value: Any) -> Any:
+    return tuple(part.strip() for part in value.split(",") if part.strip()) if isinstance(value, str) else value
+
+
+def _http_url(value: str) -> str:
+    TypeAdapter(AnyHttpUrl).validate_python(value)
+    return value
+
+
+CommaList = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_comma_list)]
+HttpUrl = Annotated[str, AfterValidator(_http_url)]
+
+
+def env(name: str, default: Any, **constraints) -> Any:
+    """A field read from the environment variable `name`."""
+    return Field(default, validation_alias=name, **constraints)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(frozen=True, validate_by_name=True, validate_by_alias=True,
+                                      extra="forbid")
+
+    corpus: Path = env("CITEBOT_CORPUS", Path("corpus"))
+    db: str = env("CITEBOT_DB", DEFAULT_DB)
+    embedding_model: str | None = env("EMBEDDING_MODEL", None)  # None = bundled all-MiniLM-L6-v2
+    llm: str | None = env("CITEBOT_LLM", None)  # None = offline extractive answers
+    top_k: int = env("CITEBOT_TOP_K", 8, ge=1)
+    max_attempts: int = env("CITEBOT_MAX_ATTEMPTS", 2, ge=1)
+    slack_bot_token: str | None = env("SLACK_BOT_TOKEN", None, repr=False)
+    slack_signing_secret: str | None = env("SLACK_SIGNING_SECRET", None, repr=False)
+    slack_app_token: str | None = env("SLACK_APP_TOKEN", None, repr=False)
+    slack_api_url: HttpUrl | None = env("SLACK_API_URL", None)
+    port: int = env("PORT", 3000, ge=0, le=65535)
+    admin_user_ids: CommaList = env("ADMIN_USER_IDS", ())
+    allow_workspace_admins: bool = env("CITEBOT_WORKSPACE_ADMINS", False)
+    ask_hint: str = env("CITEBOT_ASK_HINT", "#people-ops")
+    feedback_path: Path = env("CITEBOT_FEEDBACK", Path(".citebot/feedback.jsonl"))
+    history_turns: int = env("CITEBOT_HISTORY_TURNS", 8, ge=0)
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings, **_sources):
+        return (init_settings,)  # only from_env reads the environment
+
+    @property
+    def retrieval(self) -> RetrievalConfig:
+        return RetrievalConfig(top_k=self.top_k, max_retrieval_attempts=self.max_attempts)
 
     @classmethod
     def from_env(cls, **overrides) -> "Settings":
-        load_dotenv(override=False)
-        env = os.environ
-        settings = cls(
-            corpus=Path(env.get("CITEBOT_CORPUS", "corpus")),
-            db=env.get("CITEBOT_DB", DEFAULT_DB),
-            embedding_model=env.get("EMBEDDING_MODEL") or None,
-            llm=env.get("CITEBOT_LLM") or None,
-            slack_bot_token=env.get("SLACK_BOT_TOKEN") or None,
-            slack_signing_secret=env.get("SLACK_SIGNING_SECRET") or None,
-            slack_app_token=env.get("SLACK_APP_TOKEN") or None,
-            slack_api_url=env.get("SLACK_API_URL") or None,
-            port=int(env.get("PORT", "3000")),
-            admin_user_ids=_env_list(env.get("ADMIN_USER_IDS", "")),
-            allow_workspace_admins=env.get("CITEBOT_WORKSPACE_ADMINS", "").lower() in ("1", "true", "yes"),
-            ask_hint=env.get("CITEBOT_ASK_HINT", "#people-ops"),
-            feedback_path=Path(env.get("CITEBOT_FEEDBACK", ".citebot/feedback.jsonl")),
-            history_turns=int(env.get("CITEBOT_HISTORY_TURNS", "8")),
-            retrieval=RetrievalConfig(
-                top_k=int(env.get("CITEBOT_TOP_K", "8")),
-                max_retrieval_attempts=int(env.get("CITEBOT_MAX_ATTEMPTS", "2")),
-            ),
-        )
-        return replace(settings, **{k: v for k, v in overrides.items() if v is not None})
+        """The environment and the `.env` found from the working directory up (real variables
+        win), then `overrides` that are not None."""
+        # Into os.environ, not only into our fields: a chat model's provider key (OPENAI_API_KEY, …)
+        # is read from there by its own library.
+        load_dotenv(find_dotenv(usecwd=True), override=False)
+        given = {cls.model_fields[name].validation_alias: value
+                 for name, value in overrides.items() if value is not None}
+        try:
+            return cls(**dict(_FromEnvironment(**given)))  # a plain Settings, equal to one built by hand
+        except ValidationError as error:
+            raise SettingsError(describe(error)) from None
+
+
+class _FromEnvironment(Settings):
+    # Variables by their exact names only: a stray `DB` or `port` in the environment is not ours.
+    model_config = SettingsConfigDict(validate_by_name=False, case_sensitive=True,
+                                      env_ignore_empty=True, extra="ignore")
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, **_sources):
+        return (init_settings, env_settings)
+
+
+_PHRASES = {"int_parsing": "must be an integer", "int_from_float": "must be an integer",
+            "bool_parsing": "must be true or false", "greater_than_equal": "must be at least {ge}",
+            "less_than_equal": "must be at most {le}", "url_parsing": "must be an http(s) URL",
+            "url_scheme": "must be an http(s) URL"}
+
+
+def describe(error: ValidationError) -> str:
+    """`CITEBOT_TOP_K must be an integer (got 'x')`, one clause per bad variable."""
+    parts = []
+    for item in error.errors(include_url=False):
+        name = str(item["loc"][0]) if item["loc"] else "settings"
+        phrase = _PHRASES.get(item["type"], item["msg"]).format(**item.get("ctx") or {})
+        parts.append(f"{name} {phrase} (got {item['input']!r})")
+    return "; ".join(parts)

@@ -8,6 +8,7 @@ from typing import Callable, Protocol
 
 import numpy as np
 
+from .embeddings import checked
 from .entities import Gazetteer
 
 
@@ -37,3 +38,7 @@ class Deps:
     embedder: SentenceEmbedder
     generator: Generator
     clock: Callable[[], float] = field(default=time.monotonic)
+
+    def __post_init__(self):
+        # Nodes compare vectors to vet the evidence; a broken model must stop them, not fool them.
+        self.embedder = checked(self.embedder)

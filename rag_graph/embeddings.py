@@ -173,3 +173,45 @@ class VectorCache:
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+
+
+class EmbeddingError(RuntimeError):
+    """The model failed, or gave vectors no similarity can be computed from."""
+
+
+class CheckedEmbedder:
+    """Any embedder, its output checked: one finite, non-zero vector of the model's dimension per
+    text. NaN or zero vectors make every similarity meaningless, so ranking and the evidence checks
+    would quietly agree with anything; they raise EmbeddingError instead."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.model_name = inner.model_name
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return self._checked(lambda: self.inner.encode(texts), len(texts))
+
+    def encode_query(self, text: str) -> np.ndarray:
+        return self._checked(lambda: [self.inner.encode_query(text)], 1)[0]
+
+    def encode_passages(self, texts: list[str]) -> np.ndarray:
+        return self._checked(lambda: self.inner.encode_passages(texts), len(texts))
+
+    def _checked(self, call, rows: int) -> np.ndarray:
+        try:
+            vectors = np.asarray(call(), dtype=np.float32)
+        except Exception as error:
+            raise EmbeddingError(f"the embedding model failed: {error!r}") from error
+        if vectors.shape != (rows, self.dimension):
+            raise EmbeddingError(f"expected {rows} vectors of {self.dimension}, got shape {vectors.shape}")
+        if not np.isfinite(vectors).all() or not np.linalg.norm(vectors, axis=1).all():
+            raise EmbeddingError("the embedding model returned NaN or zero vectors")
+        return vectors
+
+
+def checked(embedder) -> CheckedEmbedder:
+    return embedder if isinstance(embedder, CheckedEmbedder) else CheckedEmbedder(embedder)

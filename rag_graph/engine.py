@@ -7,7 +7,7 @@ import time
 
 from .config import Settings
 from .context import Deps
-from .embeddings import Embedder
+from .embeddings import Embedder, EmbeddingError
 from .generation import ChatModelGenerator, ExtractiveGenerator, load_chat_model
 from .graph import build_graph
 from .index import Index, IndexNotReady, RefreshError, RefreshInProgress, RefreshStats
@@ -58,6 +58,10 @@ class Engine:
         started = time.perf_counter()
         try:
             state = self.graph.invoke(graph_input, context=self.deps)
+        except EmbeddingError:
+            # The evidence cannot be vetted without the model: a known fault, not a bug.
+            log.exception("the embedding model failed during a question")
+            return {"final_output": final_output({"errors": ["embedding_failed"]}, "failed", GENERIC_FAILURE)}
         except Exception:
             # A bug in a node must not reach the user as a stack trace: log it, answer politely.
             log.exception("graph run failed")

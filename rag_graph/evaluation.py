@@ -28,7 +28,7 @@ import math
 import re
 import tempfile
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import Settings
@@ -299,7 +299,7 @@ def _settings(args) -> Settings:
         db = str(Path(".citebot") / "eval" / slug)
     settings = Settings.from_env(corpus=corpus, db=db)
     # Scoring @k needs k ranked chunks; the answer still draws on the same first few.
-    return replace(settings, retrieval=replace(settings.retrieval, top_k=max(settings.retrieval.top_k, args.k)))
+    return settings.model_copy(update={"top_k": max(settings.top_k, args.k)})
 
 
 def evaluate(engine, cases: list[Case], k: int) -> tuple[list[dict], list[dict]]:

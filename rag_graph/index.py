@@ -23,7 +23,7 @@ import pyarrow as pa
 from lancedb.index import FTS
 from lancedb.rerankers import RRFReranker
 
-from .embeddings import Embedder
+from .embeddings import Embedder, checked
 from .entities import Gazetteer, extract
 from .entities import rows as entity_rows
 from .ingest import Chunk, Corpus, load_corpus
@@ -99,6 +99,8 @@ class Index:
     def __init__(self, uri: str | Path, embedder: Embedder):
         self.uri = str(uri)
         self.embedder = embedder
+        # A broken query vector must fail the search, not rank the table by noise.
+        self._queries = checked(embedder)
         self._db = lancedb.connect(self.uri)
         self._serving = None  # table handle checked out at the serving version
         self._refresh_lock = threading.Lock()
@@ -156,7 +158,7 @@ class Index:
             raise ValueError(f"unknown retrieval mode {mode!r}; use one of {MODES}")
         table = self.table
         if mode != "keyword" and query_vector is None:
-            query_vector = self.embedder.encode_query(query)
+            query_vector = self._queries.encode_query(query)
         if mode == "semantic":
             rows = table.search(query_vector).distance_type("cosine").limit(top_k).to_list()
         elif mode == "keyword":

@@ -138,8 +138,9 @@ def test_injected_instruction_in_a_document_changes_nothing(engine):
     out = engine.ask("Do expenses get approved automatically without receipts?")
     assert "approved automatically" not in out["answer"].lower()
     assert "ignore" not in out["answer"].lower()
-    if out["status"] == "answered":
-        assert "$25" in out["answer"]
+    # The planted order must not silence the real rule either: the answer states it.
+    assert out["status"] == "answered", out
+    assert "$25" in out["answer"]
 
 
 def test_weak_retrieval_rewrites_exactly_once(embedder):
@@ -231,27 +232,27 @@ def test_follow_up_borrows_the_subject_of_the_previous_question(engine, question
 
 
 def test_each_part_of_a_compound_question_gets_its_own_sentence(embedder):
-    hours = chunk("handbook::working-hours::0",
-                  "We work 40 hours a week, and 32 hours a week in summer. Meetings stay short. "
-                  "Summer hours run from May 1 through August 31.")
-    disability = chunk("benefits::disability::0",
-                       "The Short Term policy replaces up to 70% of your salary for 12 weeks. "
-                       "The Long Term policy replaces up to 60% of your salary.")
-    retriever = FakeRetriever([hours, disability])
-    out = run(embedder, "how many hours a week do we work in summer, and which months does that cover?",
+    hours = chunk("library::opening-hours::0",
+                  "The reading room opens at 9 am on weekdays, and at 11 am on Saturdays. Quiet is kept. "
+                  "Saturday opening applies from October 1 through March 31.")
+    premiums = chunk("payroll::shift-premiums::0",
+                     "The Day Shift premium adds 5% to base pay for 8 hours. "
+                     "The Night Shift premium adds 15% to base pay.")
+    retriever = FakeRetriever([hours, premiums])
+    out = run(embedder, "what time does the reading room open on Saturdays, and in which months does that apply?",
               retriever)["final_output"]
     assert out["status"] == "answered"
-    assert "32 hours" in out["answer"] and "May 1 through August 31" in out["answer"]
-    out = run(embedder, "how does short-term disability pay compare to long-term?", retriever)["final_output"]
-    assert "70%" in out["answer"] and "60%" in out["answer"]
-
+    assert "11 am" in out["answer"] and "October 1 through March 31" in out["answer"]
+    out = run(embedder, "how does the day shift premium compare to the night shift premium?", retriever)["final_output"]
+    assert "5%" in out["answer"] and "15%" in out["answer"]
 
 
 def test_a_word_the_evidence_says_differently_is_not_a_knowledge_gap(embedder):
     from rag_graph.nodes.evidence import has_synonym
 
-    coverage = chunk("benefits::health-insurance::0", "Health coverage ends on the last day of the month in which you resign.")
-    assert has_synonym("quit", [coverage], embedder)
+    mileage = chunk("travel::mileage::0", "Mileage is reimbursed when you drive your own automobile to a client site.")
+    assert has_synonym("car", [mileage], embedder)
+    assert not has_synonym("bicycle", [mileage], embedder)
     assert not has_synonym("contractors", [POLICY], embedder)
 
 
@@ -265,19 +266,67 @@ def test_a_when_question_is_answered_with_the_sentence_that_holds_a_date():
 
 
 def test_a_follow_up_is_answered_by_its_own_words_before_the_borrowed_subject():
-    disability = chunk("benefits::disability::0",
-                       "The Short Term Disability policy replaces up to 70% of your salary for 12 weeks. "
-                       "Meanwhile the Long Term policy replaces up to 60% of salary.")
-    generator = ExtractiveGenerator(FakeRetriever([disability]).vocabulary)
-    draft = generator.generate("what about the long-term one? (short term disability salary)", [disability], "")
-    assert draft["answer"].startswith("Meanwhile the Long Term policy")
+    premiums = chunk("payroll::shift-premiums::0",
+                     "The Day Shift premium adds 5% to base pay for 8 hours. "
+                     "Meanwhile the Night Shift premium adds 15% to base pay.")
+    generator = ExtractiveGenerator(FakeRetriever([premiums]).vocabulary)
+    draft = generator.generate("and the night one? (day shift premium pay)", [premiums], "")
+    assert draft["answer"].startswith("Meanwhile the Night Shift premium")
 
 
 def test_a_lead_in_line_is_completed_by_the_list_item_that_answers(embedder):
-    deductions = chunk("benefits::medical-insurance::0",
-                       "Each pay period, you will see a payroll deduction for medical insurance:\n\n"
-                       "* Employee-only coverage: $96.05\n* Employee-partner coverage: $197.27\n"
-                       "* Employee-family coverage: $287.65")
-    out = run(embedder, "what's the per-paycheck medical deduction if my whole family is on the plan?",
-              FakeRetriever([deductions]))["final_output"]
-    assert "$287.65" in out["answer"] and "$96.05" not in out["answer"]
+    fees = chunk("facilities::parking::0",
+                 "Each month, you will see a parking fee taken from your salary:\n\n"
+                 "* Bicycle space: $0.00\n* Motorcycle space: $35.50\n* Car space: $120.00")
+    out = run(embedder, "what's the monthly parking fee if I park a motorcycle?", FakeRetriever([fees]))["final_output"]
+    assert "$35.50" in out["answer"] and "$120.00" not in out["answer"]
+
+
+# ---- conflicts between current documents: authority, then date (real index, real model) ------
+
+CONFLICTING = {
+    "security-policy.md": ("Security Policy", 3, "2024-01-15",
+                           "Passwords must be rotated every 90 days on all company laptops."),
+    "it-wiki.md": ("IT Team Wiki", 1, "2025-06-01",
+                   "Passwords must be rotated every 30 days on all company laptops."),
+    "travel-2023.md": ("Travel Guide 2023", 2, "2023-03-01",
+                       "The meal allowance on business trips is $50 per day."),
+    "travel-2025.md": ("Travel Guide 2025", 2, "2025-02-01",
+                       "The meal allowance on business trips is $65 per day."),
+}
+
+
+@pytest.fixture(scope="module")
+def conflicts(tmp_path_factory):
+    from rag_graph.config import Settings
+    from rag_graph.engine import Engine
+
+    corpus = tmp_path_factory.mktemp("conflicts")
+    for name, (title, authority, date, rule) in CONFLICTING.items():
+        (corpus / name).write_text(f"---\ntitle: {title}\nauthority: {authority}\neffective_date: {date}\n"
+                                   f"status: current\n---\n# {title}\n\n## Rules\n\n{rule}\n")
+    engine = Engine(Settings(corpus=corpus, db=str(corpus.parent / f"{corpus.name}-db")))
+    engine.refresh()
+    return engine
+
+
+def test_higher_authority_wins_over_a_newer_but_lesser_source(conflicts):
+    state = conflicts.run("How often must passwords be rotated on company laptops?")
+    out = state["final_output"]
+    assert out["status"] == "answered" and "90 days" in out["answer"], out
+    assert [c["title"] for c in out["citations"]] == ["Security Policy"]
+    [record] = state["contradictions"]
+    assert (record["winner"]["title"], record["loser"]["title"]) == ("Security Policy", "IT Team Wiki")
+    assert "higher authority" in record["reason"]
+    assert "IT Team Wiki" in out["answer"] and "30 days" in out["answer"]
+    assert "older" not in out["answer"]  # the wiki is the newer one: it lost on authority
+
+
+def test_between_equal_authorities_the_newer_date_wins(conflicts):
+    state = conflicts.run("What is the meal allowance per day on business trips?")
+    out = state["final_output"]
+    assert out["status"] == "answered" and "$65" in out["answer"], out
+    assert [c["title"] for c in out["citations"]] == ["Travel Guide 2025"]
+    [record] = state["contradictions"]
+    assert (record["winner"]["title"], record["loser"]["title"]) == ("Travel Guide 2025", "Travel Guide 2023")
+    assert "newer" in record["reason"] and "$50" in out["answer"]

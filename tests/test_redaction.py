@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.slack.render import render_answer
 from rag_graph.config import Settings
 from rag_graph.engine import Engine
 from rag_graph.ingest import load_corpus
@@ -98,8 +99,7 @@ def _no_canary(text: str, where: str, typed: str = "") -> None:
 
 
 def _slack_message(output: dict) -> str:
-    render = pytest.importorskip("bot.slack.render")
-    return json.dumps(render.render_answer(output, ref="t1", question="q", ask_hint="#help"), ensure_ascii=False)
+    return json.dumps(render_answer(output, ref="t1", question="q", ask_hint="#help"), ensure_ascii=False)
 
 
 def test_the_fixture_plants_a_canary_everywhere():

@@ -46,8 +46,13 @@ def _conflict_note(state: State, cited: set[str]) -> str:
         if record["winner"]["chunk_id"] in cited:
             loser, winner = record["loser"], record["winner"]
             when = f", {loser['effective_date'][:4]}" if loser.get("effective_date") else ""
-            state_word = f"{loser['status']} " if loser.get("status") and loser["status"] != "current" else "older "
-            return (f"(Note: an {state_word}source, {loser['title']}{when}, said {loser['value']}; "
+            if loser.get("status") and loser["status"] != "current":
+                kind = f"an {loser['status']}"
+            elif (loser.get("effective_date") or "") < (winner.get("effective_date") or ""):
+                kind = "an older"
+            else:  # a newer source that lost on authority
+                kind = "a less authoritative"
+            return (f"(Note: {kind} source, {loser['title']}{when}, said {loser['value']}; "
                     f"{winner['title']} supersedes it.)")
     return ""
 

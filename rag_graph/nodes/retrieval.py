@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import math
 
 from langgraph.runtime import Runtime
 
@@ -58,7 +59,8 @@ def well_formed(row) -> bool:
 
 
 def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    # NaN compares false with everything, so a NaN score would slip past every threshold.
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def expand_related_context(state: State, runtime: Runtime[Deps]) -> dict:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import shutil
 import threading
-import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -43,10 +42,19 @@ def mrkdwn_of(call) -> str:
     return "\n".join(texts)
 
 
-def quiet_for(fake: FakeSlack, seconds: float = 0.6) -> list:
-    """What the bot sent during a short pause: for asserting that nothing happens."""
-    time.sleep(seconds)
-    return [call for call in fake.calls() if call.method not in ("auth.test",)]
+PROBE_CHANNEL = "DPROBE"
+_probes = iter(range(1, 10**6))
+
+
+def quiet_for(bot: "Bot") -> list:
+    """What the bot sent for the events delivered so far, once it has surely handled them: for
+    asserting that nothing happens. Events queue in arrival order, so a DM question sent now and
+    answered means the bot reached every earlier event and has had a full answer's time to act
+    on it (ignoring an event is far less work). The probe's own calls are left out."""
+    bot.say(QUESTION, channel=PROBE_CHANNEL, channel_type="im", ts=f"1800000000.{next(_probes):06d}")
+    bot.fake.wait_for("chat.update", timeout=120, predicate=lambda c: c.args.get("channel") == PROBE_CHANNEL)
+    return [call for call in bot.fake.calls()
+            if call.method != "auth.test" and call.args.get("channel") != PROBE_CHANNEL]
 
 
 @dataclass

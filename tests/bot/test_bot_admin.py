@@ -20,7 +20,7 @@ def test_non_admins_are_refused_politely_and_nothing_is_reloaded(start_bot, own_
     version = own_engine.index.version
     assert bot.command("reload", user_id="U1") == {}
     wait_response(fake, "only Citebot admins")
-    quiet_for(fake, 0.3)
+    quiet_for(bot)
     assert len(responses(fake)) == 1
     assert own_engine.index.version == version
 

@@ -1,0 +1,149 @@
+"""Settings: every variable the README lists, read from the environment and `.env`, checked once
+at start; a bad value is a one-line error that names the variable, for every CLI command."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from rag_graph.config import Settings, SettingsError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# variable -> (a good value as written in the environment, the attribute, the value it becomes)
+GOOD = {
+    "CITEBOT_CORPUS": ("docs/kb", "corpus", Path("docs/kb")),
+    "CITEBOT_DB": ("s3://bucket/citebot", "db", "s3://bucket/citebot"),
+    "EMBEDDING_MODEL": ("/models/minilm", "embedding_model", "/models/minilm"),
+    "CITEBOT_LLM": ("openai:gpt-4o-mini", "llm", "openai:gpt-4o-mini"),
+    "CITEBOT_TOP_K": ("12", "top_k", 12),
+    "CITEBOT_MAX_ATTEMPTS": ("1", "max_attempts", 1),
+    "SLACK_BOT_TOKEN": ("xoxb-123", "slack_bot_token", "xoxb-123"),
+    "SLACK_SIGNING_SECRET": ("s3cret", "slack_signing_secret", "s3cret"),
+    "SLACK_APP_TOKEN": ("xapp-1-A", "slack_app_token", "xapp-1-A"),
+    "PORT": ("8080", "port", 8080),
+    "SLACK_API_URL": ("http://127.0.0.1:9/api/", "slack_api_url", "http://127.0.0.1:9/api/"),
+    "ADMIN_USER_IDS": (" U1, U2 ,,", "admin_user_ids", ("U1", "U2")),
+    "CITEBOT_WORKSPACE_ADMINS": ("true", "allow_workspace_admins", True),
+    "CITEBOT_ASK_HINT": ("#help-hr", "ask_hint", "#help-hr"),
+    "CITEBOT_FEEDBACK": ("/var/log/citebot.jsonl", "feedback_path", Path("/var/log/citebot.jsonl")),
+    "CITEBOT_HISTORY_TURNS": ("3", "history_turns", 3),
+}
+BAD = {
+    "CITEBOT_TOP_K": ("x", "must be an integer"),
+    "CITEBOT_TOP_K ": ("0", "must be at least 1"),
+    "CITEBOT_MAX_ATTEMPTS": ("two", "must be an integer"),
+    "PORT": ("abc", "must be an integer"),
+    "PORT ": ("70000", "must be at most 65535"),
+    "CITEBOT_HISTORY_TURNS": ("-1", "must be at least 0"),
+    "CITEBOT_WORKSPACE_ADMINS": ("maybe", "must be true or false"),
+    "SLACK_API_URL": ("slack.example", "must be an http(s) URL"),
+}
+
+
+@pytest.fixture
+def clean_env(monkeypatch, tmp_path):
+    """No Citebot variable set and no `.env` in reach: each test sets what it means. `.env` is
+    loaded into os.environ (provider SDKs read their keys there), so the environment is restored."""
+    saved = dict(os.environ)
+    for name in GOOD:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    yield monkeypatch
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+def test_every_variable_settings_read_is_documented_and_tested_here():
+    documented = set(re.findall(r"^\| `([A-Z_]+)` \|", (ROOT / "README.md").read_text(), re.M))
+    read = {field.validation_alias for field in Settings.model_fields.values()}
+    assert read == set(GOOD) and read <= documented
+    example = set(re.findall(r"^([A-Z_]+)=", (ROOT / ".env.example").read_text(), re.M))
+    assert read <= example
+
+
+def test_defaults_when_nothing_is_set(clean_env):
+    settings = Settings.from_env()
+    assert settings == Settings()
+    assert (settings.corpus, settings.db, settings.port, settings.top_k) == (Path("corpus"), ".citebot/lancedb", 3000, 8)
+    assert settings.slack_app_token is None and settings.admin_user_ids == ()
+    assert settings.retrieval.top_k == 8 and settings.retrieval.max_retrieval_attempts == 2
+
+
+@pytest.mark.parametrize("variable", GOOD)
+def test_each_variable_is_read_from_the_environment(clean_env, variable):
+    raw, attribute, expected = GOOD[variable]
+    clean_env.setenv(variable, raw)
+    assert getattr(Settings.from_env(), attribute) == expected
+
+
+def test_every_variable_is_read_from_dotenv_and_the_environment_wins(clean_env, tmp_path):
+    (tmp_path / ".env").write_text("".join(f"{name}={raw}\n" for name, (raw, _, _) in GOOD.items()))
+    clean_env.setenv("PORT", "9000")
+    settings = Settings.from_env()
+    for name, (_, attribute, expected) in GOOD.items():
+        assert getattr(settings, attribute) == (9000 if name == "PORT" else expected), name
+
+
+def test_empty_values_mean_the_default(clean_env, tmp_path):
+    # .env.example ships every variable, most of them empty: copying it must change nothing.
+    (tmp_path / ".env").write_text((ROOT / ".env.example").read_text())
+    assert Settings.from_env() == Settings()
+
+
+def test_command_line_overrides_win_and_none_means_not_given(clean_env):
+    clean_env.setenv("CITEBOT_DB", "from-env")
+    assert Settings.from_env(db="from-flag").db == "from-flag"
+    assert Settings.from_env(db=None).db == "from-env"
+
+
+def test_retrieval_config_follows_the_settings(clean_env):
+    clean_env.setenv("CITEBOT_TOP_K", "5")
+    clean_env.setenv("CITEBOT_MAX_ATTEMPTS", "1")
+    retrieval = Settings.from_env().retrieval
+    assert (retrieval.top_k, retrieval.max_retrieval_attempts) == (5, 1)
+
+
+def test_secrets_stay_out_of_the_settings_repr():
+    shown = repr(Settings(slack_bot_token="xoxb-SECRET", slack_signing_secret="SIGN", slack_app_token="xapp-APP"))
+    assert "SECRET" not in shown and "SIGN" not in shown and "xapp-APP" not in shown
+
+
+@pytest.mark.parametrize("variable", BAD, ids=list(BAD))
+def test_a_bad_value_is_an_error_that_names_the_variable(clean_env, variable):
+    raw, phrase = BAD[variable]
+    clean_env.setenv(variable.strip(), raw)
+    with pytest.raises(SettingsError) as caught:
+        Settings.from_env()
+    assert str(caught.value) == f"{variable.strip()} {phrase} (got {raw!r})"
+
+
+def test_several_bad_values_are_all_named_on_one_line(clean_env):
+    clean_env.setenv("PORT", "abc")
+    clean_env.setenv("CITEBOT_TOP_K", "x")
+    with pytest.raises(SettingsError) as caught:
+        Settings.from_env()
+    message = str(caught.value)
+    assert "\n" not in message and "PORT must be an integer" in message and "CITEBOT_TOP_K must be an integer" in message
+
+
+@pytest.mark.parametrize("command", [["index"], ["ask", "hi"], ["chat"], ["demo"], ["serve"], ["graph"],
+                                     ["eval", "--tests", "x.jsonl"], ["bench", "--skip-scale"]])
+def test_every_command_refuses_a_bad_setting_with_one_line(clean_env, capsys, command):
+    clean_env.setenv("CITEBOT_TOP_K", "x")
+    assert main(command) == 2
+    captured = capsys.readouterr()
+    assert captured.err == "error: CITEBOT_TOP_K must be an integer (got 'x')\n" and captured.out == ""
+
+
+def test_the_installed_entry_point_prints_no_traceback(tmp_path):
+    env = {**os.environ, "PORT": "abc", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "bot.cli", "serve"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr == "error: PORT must be an integer (got 'abc')\n"
