@@ -46,6 +46,8 @@ class Settings:
     ask_hint: str = "#people-ops"
     feedback_path: Path = Path(".citebot/feedback.jsonl")
     history_turns: int = 8
+    teams: bool = False  # CITEBOT_TEAMS=1 or an Agents SDK client id: serve Teams at /api/messages
+    teams_port: int = 3978
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
 
     @classmethod
@@ -67,6 +69,9 @@ class Settings:
             ask_hint=env.get("CITEBOT_ASK_HINT", "#people-ops"),
             feedback_path=Path(env.get("CITEBOT_FEEDBACK", ".citebot/feedback.jsonl")),
             history_turns=int(env.get("CITEBOT_HISTORY_TURNS", "8")),
+            teams=(env.get("CITEBOT_TEAMS", "").lower() in ("1", "true", "yes")
+                   or bool(env.get("CONNECTIONS__SERVICE_CONNECTION__SETTINGS__CLIENTID"))),
+            teams_port=int(env.get("TEAMS_PORT", "3978")),
             retrieval=RetrievalConfig(
                 top_k=int(env.get("CITEBOT_TOP_K", "8")),
                 max_retrieval_attempts=int(env.get("CITEBOT_MAX_ATTEMPTS", "2")),
