@@ -29,6 +29,8 @@ def sdk_config(env: Mapping[str, str]) -> dict:
     unsigned request, whatever the flag says)."""
     config = load_configuration_from_env(env)
     connection = config["CONNECTIONS"].setdefault("SERVICE_CONNECTION", {}).setdefault("SETTINGS", {})
+    for name in [name for name, value in connection.items() if value == ""]:
+        del connection[name]  # `NAME=` (as in .env.example) means unset, not an empty auth type
     if connection.get("CLIENTID"):
         connection["ANONYMOUS_ALLOWED"] = False
     return config
@@ -74,6 +76,8 @@ def build_web_app(settings: Settings, engine, config: dict) -> web.Application:
 
 
 def run(settings: Settings, engine, config: dict) -> int:
-    print(f"Citebot is listening for Teams on http://0.0.0.0:{settings.teams_port}{MESSAGES_PATH}", flush=True)
-    web.run_app(build_web_app(settings, engine, config), port=settings.teams_port, print=None)
+    def listening(_: str) -> None:  # aiohttp calls it once the port is bound
+        print(f"Citebot is listening for Teams on http://0.0.0.0:{settings.teams_port}{MESSAGES_PATH}", flush=True)
+
+    web.run_app(build_web_app(settings, engine, config), port=settings.teams_port, print=listening)
     return 0
