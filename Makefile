@@ -13,7 +13,7 @@ export TOKENIZERS_PARALLELISM ?= false
 
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-load bench eval-formats serve clean
+.PHONY: install demo test test-load bench eval-formats serve teams-package clean
 
 install: $(STAMP)
 
@@ -43,5 +43,10 @@ eval-formats: $(STAMP)
 serve: $(STAMP)
 	$(BIN)/citebot serve
 
+# The zip to upload to Teams; needs only python3 (no virtualenv) and the bot's app id.
+TEAMS_PACKAGE ?= dist/citebot-teams.zip
+teams-package:
+	$(PYTHON) -m bot.teams.package --out $(TEAMS_PACKAGE)
+
 clean:
-	rm -rf $(VENV) .citebot
+	rm -rf $(VENV) .citebot dist

@@ -6,9 +6,10 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
+import weakref
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
-
 from typing import Callable
 
 from rag_graph.config import Settings
@@ -16,14 +17,32 @@ from rag_graph.engine import RefreshError, RefreshInProgress, RefreshStats
 
 log = logging.getLogger(__name__)
 
-HELP = ("*Citebot* answers questions from the company's documents and links the sections it used.\n"
-        "• Mention me in a channel (`@citebot how many days can I work remotely?`) or send me a DM. "
-        "Ask follow-ups in the same thread; no need to mention me again.\n"
-        "• `/citebot status`: index version, documents, chunks, last reload\n"
-        "• `/citebot reload`: re-read the documents after they changed (admins only)\n"
-        "• `/citebot help`: this message")
+COMMANDS = ("status", "reload", "help")
 REFUSED = "Sorry, only Citebot admins can reload the documents. Ask an admin if something looks out of date."
 BUSY = "A reload is already running. I'll keep serving the current documents; try again when it has finished."
+
+
+@dataclass(frozen=True)
+class Markup:
+    """How a platform writes what the admin commands say: the wording is shared, the markup is
+    not (Slack mrkdwn and shortcodes; Teams markdown and emoji)."""
+
+    escape: Callable[[str], str] = lambda text: text  # for text that came from elsewhere
+    bold: str = "*{}*"
+    command: str = "/citebot {}"  # how a user types a subcommand
+    warning: str = ":warning:"
+    done: str = ":white_check_mark:"
+    ask: str = "Mention me in a channel (`@citebot how many days can I work remotely?`) or send me a DM"
+
+
+def help_text(markup: Markup) -> str:
+    command = markup.command.format
+    return (f"{markup.bold.format('Citebot')} answers questions from the company's documents and links the "
+            "sections it used.\n"
+            f"• {markup.ask}. Ask follow-ups in the same thread; no need to mention me again.\n"
+            f"• `{command('status')}`: index version, documents, chunks, last reload\n"
+            f"• `{command('reload')}`: re-read the documents after they changed (admins only)\n"
+            f"• `{command('help')}`: this message")
 
 
 def _app_version() -> str:
@@ -43,10 +62,15 @@ def describe(stats: RefreshStats) -> str:
 
 
 class Admin:
-    def __init__(self, settings: Settings, engine, escape: Callable[[str], str] = lambda text: text):
-        self.settings, self.engine = settings, engine
-        self.escape = escape  # the platform's markup escaping for text that came from elsewhere
-        self._reloading = threading.Lock()  # taken before "Reloading…" is said, so nobody hears it twice
+    # One reload at a time per engine, even when Slack and Teams each have an Admin over it.
+    _locks: "weakref.WeakKeyDictionary[object, threading.Lock]" = weakref.WeakKeyDictionary()
+    _locks_guard = threading.Lock()
+
+    def __init__(self, settings: Settings, engine, markup: Markup = Markup()):
+        self.settings, self.engine, self.markup = settings, engine, markup
+        # Taken before "Reloading…" is said, so nobody hears it twice.
+        with Admin._locks_guard:
+            self._reloading = Admin._locks.setdefault(engine, threading.Lock())
 
     def is_listed(self, user_id: str) -> bool:
         return user_id in self.settings.admin_user_ids
@@ -56,10 +80,13 @@ class Admin:
         if meta:
             index = f"index version {meta['version']}, {meta['documents']} documents, {meta['chunks']} chunks"
         else:
-            index = "no index yet (an admin can run `/citebot reload`)"
+            index = f"no index yet (an admin can run `{self.markup.command.format('reload')}`)"
         stats = self.engine.last_refresh
         last = f"{_when(stats.finished_at)}: {describe(stats)}" if stats else "not since this process started"
-        return f"*Citebot {_app_version()}*\n• {index}\n• Last reload: {last}"
+        return f"{self.markup.bold.format('Citebot ' + _app_version())}\n• {index}\n• Last reload: {last}"
+
+    def help(self) -> str:
+        return help_text(self.markup)
 
     def reload(self, user_id: str, allowed: bool, respond: Callable[[str], object]) -> None:
         """Runs after the platform acknowledged the command; every message goes to the admin
@@ -79,14 +106,14 @@ class Admin:
         except RefreshError as error:
             log.warning("reload by %s failed: %s", user_id, error)
             kept = "" if "keeps serving" in str(error) else " The previous index keeps serving."
-            respond(f":warning: Reload failed: {self.escape(str(error))}{kept}")
+            respond(f"{self.markup.warning} Reload failed: {self.markup.escape(str(error))}{kept}")
         except Exception:
             ref = uuid.uuid4().hex[:8]
             log.exception("[%s] reload failed", ref)
-            respond(f":warning: Reload failed unexpectedly; the previous index keeps serving. Reference `{ref}`.")
+            respond(f"{self.markup.warning} Reload failed unexpectedly; the previous index keeps serving. Reference `{ref}`.")
         else:
-            skipped = "".join(f"\n• {self.escape(note)}" for note in stats.skipped[:5])
+            skipped = "".join(f"\n• {self.markup.escape(note)}" for note in stats.skipped[:5])
             skipped = f"\nNot indexed:{skipped}" if skipped else ""
-            respond(f":white_check_mark: Reloaded: {describe(stats)}.{skipped}")
+            respond(f"{self.markup.done} Reloaded: {describe(stats)}.{skipped}")
         finally:
             self._reloading.release()

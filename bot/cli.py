@@ -130,7 +130,7 @@ def cmd_bench(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    from bot.slack.app import serve
+    from bot.serve import serve
 
     return serve(_settings(args))
 
@@ -173,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--skip-scale", action="store_true", help="skip the 10k/100k/1M synthetic step")
     bench.add_argument("--repeat", type=int, default=3, help="timed passes over the questions")
     bench.set_defaults(handler=cmd_bench)
-    command("serve", cmd_serve, "run the Slack bot (Socket Mode or HTTP)")
+    command("serve", cmd_serve, "run the bot: Slack and/or Microsoft Teams, whichever is configured")
     return parser
 
 

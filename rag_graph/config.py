@@ -76,6 +76,10 @@ class Settings(BaseSettings):
     ask_hint: str = env("CITEBOT_ASK_HINT", "#people-ops")
     feedback_path: Path = env("CITEBOT_FEEDBACK", Path(".citebot/feedback.jsonl"))
     history_turns: int = env("CITEBOT_HISTORY_TURNS", 8, ge=0)
+    # Teams is served when asked for or when the Agents SDK has a client id (its own setting).
+    teams: bool = env("CITEBOT_TEAMS", False)
+    teams_client_id: str | None = env("CONNECTIONS__SERVICE_CONNECTION__SETTINGS__CLIENTID", None)
+    teams_port: int = env("TEAMS_PORT", 3978, ge=0, le=65535)
 
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, **_sources):

@@ -12,6 +12,7 @@ from .generation import ChatModelGenerator, ExtractiveGenerator, load_chat_model
 from .graph import build_graph
 from .index import Index, IndexNotReady, RefreshError, RefreshInProgress, RefreshStats
 from .nodes.finalize import GENERIC_FAILURE, final_output
+from .redact import clean_for_user
 from .state import FinalOutput, State
 
 log = logging.getLogger(__name__)
@@ -75,6 +76,18 @@ class Engine:
 
     def ask(self, question: str, history: list[dict] | None = None) -> FinalOutput:
         return self.run(question, history)["final_output"]
+
+    def ask_cited(self, question: str, history: list[dict] | None = None) -> tuple[FinalOutput, list[dict]]:
+        """final_output plus the answer's sentences `[{text, chunk_ids}]`, each cleaned like the
+        answer itself, for platforms that mark every sentence with the sources it rests on."""
+        state = self.run(question, history)
+        output = state["final_output"]
+        if output["status"] != "answered":
+            return output, []
+        urls = [c["url"] for c in output["citations"]]
+        sentences = [{"text": clean_for_user(s["text"], urls), "chunk_ids": list(s.get("chunk_ids", []))}
+                     for s in (state.get("draft_answer") or {}).get("sentences", [])]
+        return output, [s for s in sentences if s["text"]]
 
     def warm_up(self) -> None:
         """Load the model and the vocabulary before the first real question."""

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import logging
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
@@ -14,9 +13,7 @@ from slack_sdk.http_retry import RateLimitErrorRetryHandler, default_retry_handl
 from slack_sdk.http_retry.builtin_handlers import ServerErrorRetryHandler
 
 from rag_graph.config import Settings
-from rag_graph.engine import RefreshError
-
-from ..admin import Admin
+from ..admin import Admin, Markup
 from ..dedupe import SeenCache
 from ..feedback import FeedbackLog
 from .conversation import Conversations
@@ -59,7 +56,7 @@ def build_app(settings: Settings, engine, client: WebClient | None = None) -> Ap
               listener_executor=ThreadPoolExecutor(LISTENER_THREADS, thread_name_prefix="citebot"))
     app.use(drop_redelivered_events(SeenCache()))
     messages.register(app, Conversations(engine, settings, SeenCache()))
-    commands.register(app, Admin(settings, engine, escape))
+    commands.register(app, Admin(settings, engine, Markup(escape=escape)))
     feedback.register(app, FeedbackLog(settings.feedback_path))
     return app
 
@@ -81,7 +78,8 @@ def make_http_server(app: App, host: str = "0.0.0.0", port: int = 3000) -> WSGIS
                        server_class=_ThreadingWSGIServer, handler_class=_LoggingHandler)
 
 
-def _missing(settings: Settings) -> str | None:
+def missing(settings: Settings) -> str | None:
+    """What Slack mode lacks, as a one-line message; None when it can start."""
     if not settings.slack_bot_token:
         return "SLACK_BOT_TOKEN is not set (the xoxb- token from OAuth & Permissions)"
     if settings.slack_app_token and not settings.slack_app_token.startswith("xapp-"):
@@ -91,23 +89,8 @@ def _missing(settings: Settings) -> str | None:
     return None
 
 
-def serve(settings: Settings) -> int:
-    problem = _missing(settings)
-    if problem:
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
-    from rag_graph.engine import Engine
-
-    engine = Engine(settings)
-    try:
-        stats = engine.refresh()
-        print(f"Indexed {stats.documents} documents, {stats.chunks} chunks "
-              f"({stats.embedded} embedded) from {settings.corpus}", flush=True)
-    except RefreshError as error:
-        if not engine.ready:
-            raise  # nothing to serve: the CLI prints the error and exits 2
-        print(f"warning: {error}; serving the existing index", file=sys.stderr, flush=True)
-    engine.warm_up()
+def run(settings: Settings, engine) -> int:
+    """Serve Slack until the process ends: Socket Mode with SLACK_APP_TOKEN, else HTTP on PORT."""
     app = build_app(settings, engine)
     if settings.slack_app_token:
         from slack_bolt.adapter.socket_mode import SocketModeHandler

@@ -3,7 +3,9 @@ limits: 3,000 characters per section text, 50 blocks, 2,000 per button value."""
 from __future__ import annotations
 
 import json
-import re
+
+from ..reply import (DONT_KNOW, DONT_KNOW_WHY, MISSING, Reply, Source, apology as apology_reply, build_reply,
+                     quote_ref, safe_url, where_to_ask)
 
 MAX_SECTION = 3000
 MAX_BLOCKS = 50
@@ -13,9 +15,6 @@ PLACEHOLDER = "Looking through the handbook…"
 TRUNCATED = " … (answer truncated)"
 FEEDBACK_ACTIONS = {"feedback_helpful": "helpful", "feedback_not_helpful": "not_helpful"}
 
-# Only links Slack will open; anything else (relative paths, javascript:) is shown as text.
-_SAFE_URL = re.compile(r"^(https?://|mailto:)\S+$", re.IGNORECASE)
-
 
 def escape(text: str) -> str:
     """mrkdwn control characters; everything the graph says is data, never markup."""
@@ -23,7 +22,7 @@ def escape(text: str) -> str:
 
 
 def link(url: str, label: str) -> str:
-    if not url or not _SAFE_URL.match(url):
+    if not safe_url(url):
         return escape(label)
     safe = url.replace("&", "&amp;").replace("<", "%3C").replace(">", "%3E").replace("|", "%7C")
     return f"<{safe}|{escape(label)}>"
@@ -56,23 +55,8 @@ def _context(text: str) -> dict:
     return {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}
 
 
-def _split_note(answer: str) -> tuple[str, str]:
-    # The graph appends its conflict note to the answer as "(Note: …)"; the bot shows it apart
-    # so the answer reads cleanly. Any other shape simply stays in the answer.
-    start = answer.rfind("(Note: ")
-    if start > 0 and answer.rstrip().endswith(")"):
-        return answer[:start].rstrip(), answer[start + 1:].rstrip()[:-1]
-    return answer, ""
-
-
-def _sources(citations: list[dict]) -> str:
-    lines, seen = [], set()
-    for c in citations:
-        label = " › ".join(part for part in (c.get("title"), c.get("section")) if part) or c.get("source_id", "")
-        key = (label, c.get("url", ""))
-        if key not in seen:
-            seen.add(key)
-            lines.append("• " + link(c.get("url", ""), label))
+def _sources(sources: tuple[Source, ...]) -> str:
+    lines = ["• " + link(source.url, source.label) for source in sources]
     text = "*Sources*"
     for shown, line in enumerate(lines):
         more = f"\n… and {len(lines) - shown} more"
@@ -82,9 +66,8 @@ def _sources(citations: list[dict]) -> str:
     return text
 
 
-def _feedback(output: dict, ref: str, question: str) -> dict:
-    record = {"ref": ref, "status": output["status"], "q": question[:500],
-              "chunks": [c["chunk_id"] for c in output.get("citations", [])]}
+def _feedback(reply: Reply) -> dict:
+    record = {"ref": reply.ref, "status": reply.status, "q": reply.question[:500], "chunks": list(reply.chunk_ids)}
     value = json.dumps(record, ensure_ascii=False)
     while len(value) > MAX_BUTTON_VALUE and record["chunks"]:
         record["chunks"].pop()
@@ -104,30 +87,29 @@ def _fit(sections: list[str], room: int) -> list[dict]:
 
 def render_answer(output: dict, ref: str, question: str = "", ask_hint: str = "") -> dict:
     """`{"text", "blocks"}` for chat.update. `ask_hint` is admin-set mrkdwn (e.g. a channel link)."""
-    status = output.get("status")
-    if status == "answered":
-        body, note = _split_note(output.get("answer", ""))
-        tail = [_context(":information_source: " + split_text(escape(note), MAX_SECTION - 30)[0])] if note else []
-        if output.get("citations"):
-            tail.append(_context(_sources(output["citations"])))
-        tail.append(_feedback(output, ref, question))
-        text = escape(output.get("answer", ""))
+    return render(build_reply(output, ref, question, ask_hint))
+
+
+def render(reply: Reply) -> dict:
+    if reply.status == "answered":
+        tail = [_context(":information_source: " + split_text(escape(reply.note), MAX_SECTION - 30)[0])] if reply.note else []
+        if reply.sources:
+            tail.append(_context(_sources(reply.sources)))
+        tail.append(_feedback(reply))
+        text = escape(reply.plain)
         return {"text": split_text(text, MAX_TEXT)[0] if text else "",
-                "blocks": _fit(split_text(escape(body)), MAX_BLOCKS - len(tail)) + tail}
-    if status == "insufficient_context":
-        gap = output.get("knowledge_gap") or ""
-        blocks = [_section("*I don't know.* The documents I can search don't answer this, so I won't guess.")]
-        if gap:
-            blocks.append(_section("*What's missing:* " + split_text(escape(gap), MAX_SECTION - 30)[0]))
-        if ask_hint:
-            blocks.append(_context(f"Try asking in {ask_hint}; once it's written down, I can answer it too."))
-        blocks.append(_feedback(output, ref, question))
-        return {"text": split_text("I don't know. " + escape(gap), MAX_TEXT)[0], "blocks": blocks}
-    return apology(ref, output.get("answer") or "")
+                "blocks": _fit(split_text(escape(reply.body)), MAX_BLOCKS - len(tail)) + tail}
+    if reply.status == "insufficient_context":
+        blocks = [_section(f"*{DONT_KNOW}* {DONT_KNOW_WHY}")]
+        if reply.gap:
+            blocks.append(_section(f"*{MISSING}* " + split_text(escape(reply.gap), MAX_SECTION - 30)[0]))
+        if reply.ask_hint:
+            blocks.append(_context(where_to_ask(reply.ask_hint)))
+        blocks.append(_feedback(reply))
+        return {"text": split_text(escape(reply.plain), MAX_TEXT)[0], "blocks": blocks}
+    text = split_text(escape(reply.body), MAX_SECTION - 80)[0]
+    return {"text": text, "blocks": [_section(text), _context(quote_ref(reply.ref))]}
 
 
 def apology(ref: str, message: str = "") -> dict:
-    message = message or "Sorry, something went wrong while I was looking this up."
-    text = split_text(escape(message), MAX_SECTION - 80)[0]
-    return {"text": text, "blocks": [
-        _section(text), _context(f"If it keeps happening, tell an admin and quote reference `{ref}`.")]}
+    return render(apology_reply(ref, message))

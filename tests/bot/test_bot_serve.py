@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from bot.slack.app import serve
+from bot.serve import serve
 from bot_harness import QUESTION, SECRET, Bot, fake, mrkdwn_of  # noqa: F401 (fixtures)
 from rag_graph.config import Settings
 

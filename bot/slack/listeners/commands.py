@@ -7,7 +7,7 @@ from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from ...admin import HELP, Admin
+from ...admin import Admin
 from ..render import escape
 
 log = logging.getLogger(__name__)
@@ -36,6 +36,6 @@ def register(app: App, admin: Admin) -> None:
         elif sub == "status":
             ack(text=admin.status(), response_type="ephemeral")
         elif sub == "help":
-            ack(text=HELP, response_type="ephemeral")
+            ack(text=admin.help(), response_type="ephemeral")
         else:
-            ack(text=f"I don't know the command `{escape(sub)}`.\n\n{HELP}", response_type="ephemeral")
+            ack(text=f"I don't know the command `{escape(sub)}`.\n\n{admin.help()}", response_type="ephemeral")

@@ -25,7 +25,7 @@ def record_from_click(body: dict, action: dict) -> dict:
         answer = json.loads(action.get("value") or "{}")
     except ValueError:
         answer = {}
-    return {"vote": FEEDBACK_ACTIONS[action["action_id"]], "user": body["user"]["id"],
+    return {"platform": "slack", "vote": FEEDBACK_ACTIONS[action["action_id"]], "user": body["user"]["id"],
             "channel": (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id"),
             "message_ts": message.get("ts"), "thread_ts": message.get("thread_ts"),
             "ref": answer.get("ref"), "status": answer.get("status"),

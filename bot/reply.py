@@ -1,0 +1,116 @@
+"""What Citebot says, whatever the platform: the graph's final_output turned into a reply model
+(answer sentences with the sources they rest on, the conflict note, "I don't know" with the gap
+and where to ask, or an apology) and the wording both platforms share. Slack renders it as Block
+Kit, Teams as an AI message with [n] citations; neither invents its own words for these."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+DONT_KNOW = "I don't know."
+DONT_KNOW_WHY = "The documents I can search don't answer this, so I won't guess."
+MISSING = "What's missing:"
+SORRY = "Sorry, something went wrong while I was looking this up."
+
+# Only links a chat client will open; anything else (relative paths, javascript:) is shown as text.
+_SAFE_URL = re.compile(r"^(https?://|mailto:)\S+$", re.IGNORECASE)
+
+
+def safe_url(url: str | None) -> str:
+    return url if url and _SAFE_URL.match(url) else ""
+
+
+def where_to_ask(hint: str) -> str:
+    return f"Try asking in {hint}; once it's written down, I can answer it too."
+
+
+def quote_ref(ref: str) -> str:
+    return f"If it keeps happening, tell an admin and quote reference `{ref}`."
+
+
+@dataclass(frozen=True)
+class Source:
+    label: str  # "Title › Section"
+    url: str  # with the section anchor; "" when there is no link a client would open
+    chunk_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Sentence:
+    text: str
+    sources: tuple[int, ...]  # 1-based positions in Reply.sources
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: str  # answered | insufficient_context | failed
+    text: str  # the answer as the graph wrote it, conflict note included
+    body: str  # the answer without the note
+    note: str  # the conflict note, "" when sources agreed
+    sentences: tuple[Sentence, ...]
+    sources: tuple[Source, ...]
+    gap: str
+    ask_hint: str  # where people can ask instead (CITEBOT_ASK_HINT)
+    ref: str  # quoted to the user on failure, logged with the details
+    question: str
+    chunk_ids: tuple[str, ...]  # every cited chunk, in citation order: what feedback is about
+
+    @property
+    def plain(self) -> str:
+        """The reply as one line of text: a notification, and what the next turn reads back."""
+        if self.status == "insufficient_context":
+            return f"{DONT_KNOW} {self.gap}".strip()
+        return self.text if self.status == "answered" else self.body
+
+    def feedback_record(self) -> dict:
+        """What a vote on this reply is about, in every platform's feedback record."""
+        return {"ref": self.ref, "status": self.status, "question": self.question[:500],
+                "chunk_ids": list(self.chunk_ids)}
+
+
+def label(citation: dict) -> str:
+    return " › ".join(part for part in (citation.get("title"), citation.get("section")) if part) \
+        or citation.get("source_id", "")
+
+
+def split_note(answer: str) -> tuple[str, str]:
+    # The graph appends its conflict note to the answer as "(Note: …)"; the bot shows it apart
+    # so the answer reads cleanly. Any other shape simply stays in the answer.
+    start = answer.rfind("(Note: ")
+    if start > 0 and answer.rstrip().endswith(")"):
+        return answer[:start].rstrip(), answer[start + 1:].rstrip()[:-1]
+    return answer, ""
+
+
+def _sources(citations: list[dict]) -> tuple[tuple[Source, ...], dict[str, int]]:
+    """Citations of the same section collapse into one source; chunk id -> its position."""
+    order: dict[tuple[str, str], list[str]] = {}
+    for c in citations:
+        order.setdefault((label(c), safe_url(c.get("url"))), []).append(c.get("chunk_id", ""))
+    sources = tuple(Source(name, url, tuple(ids)) for (name, url), ids in order.items())
+    return sources, {chunk: n for n, source in enumerate(sources, 1) for chunk in source.chunk_ids}
+
+
+def build_reply(output: dict, ref: str, question: str = "", ask_hint: str = "",
+                sentences: list[dict] | tuple = ()) -> Reply:
+    """`sentences` (Engine.ask_cited) says which sources each sentence rests on; without them
+    the whole answer rests on all its sources."""
+    status = output.get("status") or "failed"
+    citations = (output.get("citations") or []) if status == "answered" else []
+    sources, position = _sources(citations)
+    text = output.get("answer") or ""
+    body, note = split_note(text) if status == "answered" else (text, "")
+    if status == "failed":
+        body = text or SORRY
+    marked = tuple(Sentence(s["text"], tuple(sorted({position[c] for c in s.get("chunk_ids", []) if c in position})))
+                   for s in sentences if s.get("text"))
+    if status == "answered" and not marked and body:
+        marked = (Sentence(body, tuple(range(1, len(sources) + 1))),)
+    return Reply(status=status, text=text, body=body, note=note, sentences=marked, sources=sources,
+                 gap=(output.get("knowledge_gap") or "") if status == "insufficient_context" else "",
+                 ask_hint=ask_hint, ref=ref, question=question,
+                 chunk_ids=tuple(c["chunk_id"] for c in citations if c.get("chunk_id")))
+
+
+def apology(ref: str, message: str = "") -> Reply:
+    return build_reply({"status": "failed", "answer": message}, ref)

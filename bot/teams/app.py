@@ -1,0 +1,83 @@
+"""The Agents SDK app on aiohttp: POST /api/messages behind the SDK's JWT middleware, one
+AgentApplication whose routes hand activities to TeamsConversations. Configuration uses the SDK's
+own names (CONNECTIONS__SERVICE_CONNECTION__SETTINGS__CLIENTID, …__CLIENTSECRET, …__TENANTID,
+…__AUTHTYPE, …__ANONYMOUS_ALLOWED), read by the SDK's own loader."""
+from __future__ import annotations
+
+from typing import Mapping
+
+from aiohttp import web
+from microsoft_agents.activity import ActivityTypes, load_configuration_from_env
+from microsoft_agents.authentication.msal import MsalConnectionManager
+from microsoft_agents.hosting.aiohttp import CloudAdapter, jwt_authorization_middleware, start_agent_process
+from microsoft_agents.hosting.core import AgentApplication, MemoryStorage, TurnState
+
+from rag_graph.config import Settings
+
+from ..admin import Admin
+from ..feedback import FeedbackLog
+from ..memory import InProcessMemory
+from .conversation import MARKUP, TeamsConversations
+
+MESSAGES_PATH = "/api/messages"
+PREFIX = "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__"
+
+
+def sdk_config(env: Mapping[str, str]) -> dict:
+    """The SDK's configuration from environment-style names. Anonymous requests are accepted only
+    for development: ANONYMOUS_ALLOWED=true and no client id (a registered bot never takes an
+    unsigned request, whatever the flag says)."""
+    config = load_configuration_from_env(env)
+    connection = config["CONNECTIONS"].setdefault("SERVICE_CONNECTION", {}).setdefault("SETTINGS", {})
+    for name in [name for name, value in connection.items() if value == ""]:
+        del connection[name]  # `NAME=` (as in .env.example) means unset, not an empty auth type
+    if connection.get("CLIENTID"):
+        connection["ANONYMOUS_ALLOWED"] = False
+    return config
+
+
+def config_problem(config: dict) -> str | None:
+    connection = config["CONNECTIONS"]["SERVICE_CONNECTION"]["SETTINGS"]
+    anonymous = str(connection.get("ANONYMOUS_ALLOWED", "")).lower() in ("1", "true", "yes")
+    if not connection.get("CLIENTID") and not anonymous:
+        return (f"{PREFIX}CLIENTID is not set (the Azure Bot's app id); for local development without "
+                f"Azure set {PREFIX}ANONYMOUS_ALLOWED=true instead")
+    auth_type = str(connection.get("AUTHTYPE") or "ClientSecret").lower()
+    if connection.get("CLIENTID") and auth_type == "clientsecret" and not connection.get("CLIENTSECRET"):
+        return f"{PREFIX}CLIENTSECRET is required with {PREFIX}CLIENTID (or set {PREFIX}AUTHTYPE)"
+    if connection.get("CLIENTID") and not connection.get("TENANTID"):
+        return f"{PREFIX}TENANTID is required for a single-tenant Azure Bot"
+    return None
+
+
+def build_web_app(settings: Settings, engine, config: dict) -> web.Application:
+    connections = MsalConnectionManager(**config)
+    adapter = CloudAdapter(connection_manager=connections)
+    # Typing is shown by the proactive turn that answers, not by the turn that only schedules it.
+    agent = AgentApplication[TurnState](storage=MemoryStorage(), connection_manager=connections,
+                                        start_typing_timer=False, **config)
+    conversations = TeamsConversations(engine, settings, Admin(settings, engine, MARKUP),
+                                       InProcessMemory(max_turns=settings.history_turns),
+                                       FeedbackLog(settings.feedback_path))
+    agent.before_turn(conversations.first_delivery)
+    # Without a handler the SDK answers the feedback invoke with 501.
+    agent.invoke("message/submitAction")(conversations.on_feedback)
+    agent.conversation_update("membersAdded")(conversations.on_members_added)
+    agent.activity(ActivityTypes.message)(conversations.on_message)
+
+    async def messages(request: web.Request) -> web.Response:
+        return await start_agent_process(request, agent, adapter)
+
+    # The middleware rejects a missing or malformed bearer token before any signing-key fetch.
+    app = web.Application(middlewares=[jwt_authorization_middleware])
+    app.router.add_post(MESSAGES_PATH, messages)
+    app["agent_configuration"] = connections.get_default_connection_configuration()
+    return app
+
+
+def run(settings: Settings, engine, config: dict) -> int:
+    def listening(_: str) -> None:  # aiohttp calls it once the port is bound
+        print(f"Citebot is listening for Teams on http://0.0.0.0:{settings.teams_port}{MESSAGES_PATH}", flush=True)
+
+    web.run_app(build_web_app(settings, engine, config), port=settings.teams_port, print=listening)
+    return 0

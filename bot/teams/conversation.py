@@ -1,0 +1,173 @@
+"""From one Teams activity to at most one reply. The turn Teams is waiting on only decides what
+to do; the graph and reloads run afterwards in a proactive turn of the SDK
+(continue_conversation_with_claims), because Teams gives a bot about 15 s to answer the HTTP
+request and the SDK holds it until the turn ends."""
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+import logging
+import re
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import Awaitable, Callable
+
+from microsoft_agents.activity import Activity, ActivityTypes, InvokeResponse
+from microsoft_agents.hosting.core import TurnContext, TypingIndicator
+from microsoft_agents.hosting.core.app import TypingOptions
+
+from rag_graph.config import Settings
+
+from ..admin import COMMANDS, Admin, Markup
+from ..dedupe import SeenCache
+from ..feedback import FeedbackLog
+from ..intent import classify
+from ..memory import ConversationMemory
+from ..reply import apology, build_reply
+from .render import escape, render
+
+log = logging.getLogger(__name__)
+# Graph runs are CPU-bound on a small machine: more threads than this only queue inside torch.
+ANSWER_THREADS = 4
+# Typing shows at once and is renewed before Teams drops it (~3 s); the answer's send stops it.
+TYPING = TypingOptions(initial_delay_ms=0, interval_ms=2500)
+WELCOME = ("Hi, I'm **Citebot**. I answer questions from the company's documents and link the sections "
+           "I used; when the documents don't say, I tell you what's missing instead of guessing. "
+           "Ask me anything here, or mention me in a channel. Type `help` for my commands.")
+SMALL_TALK_REPLY = "👍"
+VOTES = {"like": "helpful", "dislike": "not_helpful"}
+# The admin commands' shared wording in Teams markdown; commands are typed as plain words.
+MARKUP = Markup(escape=escape, bold="**{}**", command="{}", warning="⚠️", done="✅",
+                ask="Chat with me here, or mention me in a channel or group chat "
+                    "(`@Citebot how many days can I work remotely?`)")
+
+_TAG = re.compile(r"</?[a-zA-Z][^<>]*>")
+
+
+def plain_text(text: str | None) -> str:
+    """Teams' message text -> what a person reads: other people's `<at>` mentions become their
+    names (ours was removed by the SDK), entities are unescaped."""
+    return " ".join(html.unescape(_TAG.sub("", text or "")).split())
+
+
+class TeamsConversations:
+    def __init__(self, engine, settings: Settings, admin: Admin, memory: ConversationMemory,
+                 feedback: FeedbackLog):
+        self.engine, self.settings, self.admin = engine, settings, admin
+        self.memory, self.feedback = memory, feedback
+        self.seen = SeenCache()
+        self._answering = ThreadPoolExecutor(ANSWER_THREADS, thread_name_prefix="citebot-teams")
+        self._later: set[asyncio.Task] = set()
+
+    # --- the turn Teams waits on -------------------------------------------------------------
+
+    async def first_delivery(self, context: TurnContext, state) -> bool:
+        """before_turn: a message activity Teams delivers again is answered once."""
+        activity = context.activity
+        if activity.type != ActivityTypes.message or not activity.id:
+            return True
+        if self.seen.first_time(("teams", activity.conversation.id, activity.id)):
+            return True
+        log.info("dropping a repeated delivery of activity %s", activity.id)
+        return False
+
+    async def on_message(self, context: TurnContext, state) -> None:
+        activity = context.activity
+        kind = activity.conversation.conversation_type or "personal"
+        key = activity.conversation.id  # in a channel it names the reply chain (";messageid=")
+        others = {m.mentioned.id for m in activity.get_mentions() if m.mentioned} - {activity.recipient.id}
+        addressed = kind == "personal" or activity.is_recipient_mentioned()
+        question = plain_text(activity.text)
+        intent = classify(question)
+        if not addressed and (others or kind != "channel" or intent != "question" or not self.memory.turns(key)):
+            return  # follow-ups without a mention only in reply chains Citebot already answered in
+
+        command = question.lower().rstrip(".!")
+        if addressed and command in COMMANDS:
+            await self._command(context, command)
+        elif intent == "small_talk":
+            if kind == "personal":  # in a channel, "thanks" needs no answer from a bot
+                await context.send_activity(SMALL_TALK_REPLY)
+        else:
+            turns = self.memory.turns(key)[-2 * self.settings.history_turns:] if self.settings.history_turns > 0 else []
+            self._in_background(context, lambda later: self._answer(later, key, question, turns))
+
+    async def on_members_added(self, context: TurnContext, state) -> None:
+        activity = context.activity
+        installed = any(m.id == activity.recipient.id for m in activity.members_added or [])
+        if installed and (activity.conversation.conversation_type or "personal") == "personal":
+            await context.send_activity(WELCOME)
+
+    async def on_feedback(self, context: TurnContext, state) -> None:
+        """`message/submitAction` from the feedback loop: recorded, answered 200 with no body."""
+        activity = context.activity
+        value = activity.value if isinstance(activity.value, dict) else {}
+        action = value.get("actionValue") or {}
+        reaction = action.get("reaction", "")
+        try:
+            comment = json.loads(action.get("feedback") or "{}").get("feedbackText", "")
+        except (ValueError, AttributeError):
+            comment = str(action.get("feedback") or "")
+        user = activity.from_property
+        self.feedback.append({
+            "platform": "teams", "vote": VOTES.get(reaction, reaction), "reaction": reaction,
+            "comment": comment[:2000], "user": (user.aad_object_id or user.id) if user else None,
+            "conversation": activity.conversation.id, "answer_id": activity.reply_to_id,
+            **(self.memory.answer(activity.reply_to_id or "") or {})})
+        await context.send_activity(Activity(type=ActivityTypes.invoke_response, value=InvokeResponse(status=200)))
+
+    async def _command(self, context: TurnContext, command: str) -> None:
+        if command == "status":
+            await context.send_activity(self.admin.status())
+        elif command == "help":
+            await context.send_activity(self.admin.help())
+        else:
+            user = context.activity.from_property
+            user_id = (user.aad_object_id or user.id) if user else ""
+            self._in_background(context, lambda later: self._reload(later, user_id))
+
+    # --- after the HTTP request was answered ---------------------------------------------------
+
+    def _in_background(self, context: TurnContext, work: Callable[[TurnContext], Awaitable[None]]) -> None:
+        async def run() -> None:
+            try:
+                await context.adapter.continue_conversation_with_claims(
+                    context.identity, context.activity.model_copy(deep=True), work)
+            except Exception:  # nothing else would see it: the task is never awaited
+                log.exception("replying in %s failed", context.activity.conversation.id)
+
+        task = asyncio.create_task(run())
+        self._later.add(task)
+        task.add_done_callback(self._later.discard)
+
+    async def _answer(self, context: TurnContext, key: str, question: str, turns: list[dict]) -> None:
+        ref = uuid.uuid4().hex[:8]  # quoted to the user on failure, logged with the details
+        started = time.perf_counter()
+        async with TypingIndicator(context, typing_options=TYPING):
+            try:
+                output, sentences = await asyncio.get_running_loop().run_in_executor(
+                    self._answering, self.engine.ask_cited, question, turns)
+                if output["status"] == "failed":
+                    log.warning("[%s] graph failed: %s", ref, output.get("errors"))
+                reply = build_reply(output, ref, question, self.settings.ask_hint, sentences)
+            except Exception:
+                log.exception("[%s] answering failed", ref)
+                reply = apology(ref)
+        sent = await context.send_activity(render(reply))
+        if reply.status != "failed":
+            self.memory.add(key, question, reply.plain)
+            if sent and sent.id:
+                self.memory.note_answer(sent.id, reply.feedback_record())
+        log.info("[%s] %s in %s with %d history turns, %.2f s", ref, reply.status, key, len(turns),
+                 time.perf_counter() - started)
+
+    async def _reload(self, context: TurnContext, user_id: str) -> None:
+        loop = asyncio.get_running_loop()
+
+        def respond(text: str) -> None:  # Admin.reload runs on a worker thread
+            asyncio.run_coroutine_threadsafe(context.send_activity(text), loop).result(timeout=30)
+
+        await asyncio.to_thread(self.admin.reload, user_id, self.admin.is_listed(user_id), respond)
+
