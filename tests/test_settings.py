@@ -33,6 +33,9 @@ GOOD = {
     "CITEBOT_ASK_HINT": ("#help-hr", "ask_hint", "#help-hr"),
     "CITEBOT_FEEDBACK": ("/var/log/citebot.jsonl", "feedback_path", Path("/var/log/citebot.jsonl")),
     "CITEBOT_HISTORY_TURNS": ("3", "history_turns", 3),
+    "CITEBOT_TEAMS": ("1", "teams", True),
+    "TEAMS_PORT": ("3979", "teams_port", 3979),
+    "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__CLIENTID": ("app-id", "teams_client_id", "app-id"),
 }
 BAD = {
     "CITEBOT_TOP_K": ("x", "must be an integer"),
@@ -43,6 +46,8 @@ BAD = {
     "CITEBOT_HISTORY_TURNS": ("-1", "must be at least 0"),
     "CITEBOT_WORKSPACE_ADMINS": ("maybe", "must be true or false"),
     "SLACK_API_URL": ("slack.example", "must be an http(s) URL"),
+    "TEAMS_PORT": ("x", "must be an integer"),
+    "CITEBOT_TEAMS": ("perhaps", "must be true or false"),
 }
 
 
