@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from rag_graph.config import Settings
+from rag_graph.config import SettingError, Settings
 from rag_graph.engine import RefreshError
 
 DEMO_QUESTIONS = [
@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         return args.handler(args)
-    except RefreshError as error:
+    except (RefreshError, SettingError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

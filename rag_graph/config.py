@@ -11,6 +11,10 @@ DEFAULT_DB = ".citebot/lancedb"
 MAX_QUESTION_CHARS = 4000
 
 
+class SettingError(ValueError):
+    """A setting with a value Citebot cannot use; the message names the setting."""
+
+
 @dataclass(frozen=True)
 class RetrievalConfig:
     """The knobs of one retrieval pass; part of the graph state (`retrieval_config`)."""
@@ -46,6 +50,7 @@ class Settings:
     ask_hint: str = "#people-ops"
     feedback_path: Path = Path(".citebot/feedback.jsonl")
     history_turns: int = 8
+    source_url: str | None = None  # link template for documents without a `url` (rag_graph/links.py)
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
 
     @classmethod
@@ -67,6 +72,7 @@ class Settings:
             ask_hint=env.get("CITEBOT_ASK_HINT", "#people-ops"),
             feedback_path=Path(env.get("CITEBOT_FEEDBACK", ".citebot/feedback.jsonl")),
             history_turns=int(env.get("CITEBOT_HISTORY_TURNS", "8")),
+            source_url=env.get("CITEBOT_SOURCE_URL") or None,
             retrieval=RetrievalConfig(
                 top_k=int(env.get("CITEBOT_TOP_K", "8")),
                 max_retrieval_attempts=int(env.get("CITEBOT_MAX_ATTEMPTS", "2")),

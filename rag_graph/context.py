@@ -33,3 +33,4 @@ class Deps:
     embedder: SentenceEmbedder
     generator: Generator
     clock: Callable[[], float] = field(default=time.monotonic)
+    source_url: str = ""  # CITEBOT_SOURCE_URL: links for documents without a front matter `url`

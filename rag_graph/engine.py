@@ -10,6 +10,7 @@ from .context import Deps
 from .embeddings import Embedder
 from .generation import ChatModelGenerator, ExtractiveGenerator, load_chat_model
 from .graph import build_graph
+from .links import check_template
 from .index import Index, IndexNotReady, RefreshError, RefreshInProgress, RefreshStats
 from .nodes.finalize import GENERIC_FAILURE, final_output
 from .state import FinalOutput, State
@@ -27,7 +28,8 @@ class Engine:
         if generator is None:
             generator = (ChatModelGenerator(load_chat_model(settings.llm)) if settings.llm
                          else ExtractiveGenerator(self.index.vocabulary, self.embedder))
-        self.deps = Deps(retriever=self.index, embedder=self.embedder, generator=generator)
+        self.deps = Deps(retriever=self.index, embedder=self.embedder, generator=generator,
+                         source_url=check_template(settings.source_url or ""))
         self.graph = build_graph()
 
     def refresh(self) -> RefreshStats:
