@@ -474,7 +474,7 @@ def test_generation_retry_policy_is_explicit_and_bounded():
 # ---- Slack Web API errors ---------------------------------------------------------------------
 
 sys.path.insert(0, str(Path(__file__).parent / "bot"))
-from bot_harness import QUESTION, bot, fake, mrkdwn_of, start_bot  # noqa: E402,F401 (fixtures)
+from bot_harness import QUESTION, answers, bot, fake, mrkdwn_of, start_bot  # noqa: E402,F401 (fixtures)
 
 SLACK_FAULTS = {
     # name: (method, fail_next kwargs, question delivered?)
@@ -523,9 +523,9 @@ def test_slack_web_api_errors_are_retried_or_reported_and_the_listener_keeps_ser
 def test_follow_up_survives_a_rate_limited_thread_read(bot, fake):
     root = "1700000100.000100"
     bot.mention(QUESTION, ts=root)
-    fake.wait_for("chat.update", timeout=30)
+    answers(fake)
     fake.fail_next("conversations.replies")
     bot.say("what about contractors?", ts="1700000300.000100", thread_ts=root)
-    update = fake.wait_for("chat.update", count=2, timeout=30)[1]
+    update = answers(fake, 2)[1]
     assert len(fake.calls("conversations.replies")) >= 2  # retried after Retry-After
     assert "contractor" in mrkdwn_of(update).lower()

@@ -1,5 +1,5 @@
 """The graph's final_output -> one Slack message (fallback `text` + Block Kit), within Slack's
-limits: 3,000 characters per section text, 50 blocks, 2,000 per button value."""
+limits: 3,000 characters per section text, 50 blocks, 2,000 per feedback button value."""
 from __future__ import annotations
 
 import json
@@ -11,7 +11,8 @@ MAX_TEXT = 3000  # the notification / fallback text; it is also what the next tu
 MAX_BUTTON_VALUE = 2000
 PLACEHOLDER = "Looking through the handbook…"
 TRUNCATED = " … (answer truncated)"
-FEEDBACK_ACTIONS = {"feedback_helpful": "helpful", "feedback_not_helpful": "not_helpful"}
+FEEDBACK_ACTION = "feedback"  # Slack's native feedback_buttons element; its value names the vote
+VOTES = ("helpful", "not_helpful")
 
 # Only links Slack will open; anything else (relative paths, javascript:) is shown as text.
 _SAFE_URL = re.compile(r"^(https?://|mailto:)\S+$", re.IGNORECASE)
@@ -83,16 +84,28 @@ def _sources(citations: list[dict]) -> str:
 
 
 def _feedback(output: dict, ref: str, question: str) -> dict:
+    """A context_actions block with a feedback_buttons element: each button's value carries the
+    vote and what the feedback is about (the answer's ref, status, question, cited chunks)."""
     record = {"ref": ref, "status": output["status"], "q": question[:500],
               "chunks": [c["chunk_id"] for c in output.get("citations", [])]}
-    value = json.dumps(record, ensure_ascii=False)
-    while len(value) > MAX_BUTTON_VALUE and record["chunks"]:
-        record["chunks"].pop()
-        value = json.dumps(record, ensure_ascii=False)
-    buttons = [("feedback_helpful", ":+1: Helpful"), ("feedback_not_helpful", ":-1: Not helpful")]
-    return {"type": "actions", "block_id": "feedback", "elements": [
-        {"type": "button", "action_id": action, "text": {"type": "plain_text", "text": label, "emoji": True},
-         "value": value} for action, label in buttons]}
+
+    def value(vote: str) -> str:
+        return json.dumps({"vote": vote, **record}, ensure_ascii=False)
+
+    while len(value("not_helpful")) > MAX_BUTTON_VALUE and (record["chunks"] or record["q"]):
+        if record["chunks"]:
+            record["chunks"].pop()
+        else:
+            record["q"] = record["q"][:-50]
+
+    def button(vote: str, label: str, spoken: str) -> dict:
+        return {"text": {"type": "plain_text", "text": label, "emoji": True},
+                "accessibility_label": spoken, "value": value(vote)}
+
+    return {"type": "context_actions", "block_id": f"feedback-{ref}", "elements": [{
+        "type": "feedback_buttons", "action_id": FEEDBACK_ACTION,
+        "positive_button": button("helpful", ":+1:", "This answer helped"),
+        "negative_button": button("not_helpful", ":-1:", "This answer did not help")}]}
 
 
 def _fit(sections: list[str], room: int) -> list[dict]:
@@ -102,18 +115,30 @@ def _fit(sections: list[str], room: int) -> list[dict]:
     return [_section(text) for text in sections]
 
 
+def answer_body(output: dict) -> str:
+    """The answer's own words (plain text, no note): what a stream may show before the end."""
+    return _split_note(output.get("answer", ""))[0] if output.get("status") == "answered" else ""
+
+
+def answer_tail(output: dict, ref: str, question: str = "") -> list[dict]:
+    """What follows the answer's words: the note, the sources, the feedback buttons. A streamed
+    answer gets these when the stream stops."""
+    note = _split_note(output.get("answer", ""))[1]
+    tail = [_context(":information_source: " + split_text(escape(note), MAX_SECTION - 30)[0])] if note else []
+    if output.get("citations"):
+        tail.append(_context(_sources(output["citations"])))
+    return tail + [_feedback(output, ref, question)]
+
+
 def render_answer(output: dict, ref: str, question: str = "", ask_hint: str = "") -> dict:
-    """`{"text", "blocks"}` for chat.update. `ask_hint` is admin-set mrkdwn (e.g. a channel link)."""
+    """`{"text", "blocks"}` for chat.postMessage / chat.update. `ask_hint` is admin-set mrkdwn
+    (e.g. a channel link)."""
     status = output.get("status")
     if status == "answered":
-        body, note = _split_note(output.get("answer", ""))
-        tail = [_context(":information_source: " + split_text(escape(note), MAX_SECTION - 30)[0])] if note else []
-        if output.get("citations"):
-            tail.append(_context(_sources(output["citations"])))
-        tail.append(_feedback(output, ref, question))
+        tail = answer_tail(output, ref, question)
         text = escape(output.get("answer", ""))
         return {"text": split_text(text, MAX_TEXT)[0] if text else "",
-                "blocks": _fit(split_text(escape(body)), MAX_BLOCKS - len(tail)) + tail}
+                "blocks": _fit(split_text(escape(answer_body(output))), MAX_BLOCKS - len(tail)) + tail}
     if status == "insufficient_context":
         gap = output.get("knowledge_gap") or ""
         blocks = [_section("*I don't know.* The documents I can search don't answer this, so I won't guess.")]

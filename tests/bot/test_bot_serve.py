@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from bot.slack.app import serve
-from bot_harness import QUESTION, SECRET, Bot, fake, mrkdwn_of  # noqa: F401 (fixtures)
+from bot_harness import QUESTION, SECRET, Bot, answers, fake, mrkdwn_of  # noqa: F401 (fixtures)
 from rag_graph.config import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,7 +58,7 @@ def test_citebot_serve_indexes_at_start_and_answers_over_http(fake, engine, corp
         assert any("Indexed 20 documents" in line for line in lines)
         bot = Bot(fake, f"http://127.0.0.1:{port}/slack/events", Settings())
         bot.mention(QUESTION)
-        assert "3 days a week" in mrkdwn_of(fake.wait_for("chat.update", timeout=30)[0])
+        assert "3 days a week" in mrkdwn_of(answers(fake)[0])
     finally:
         process.terminate()
         process.wait(timeout=10)
