@@ -1,6 +1,8 @@
 """final_output -> Block Kit: escaping, links, the don't-know shape and Slack's size limits."""
 import json
 
+from slack_sdk.models.blocks import Block
+
 from bot.slack.render import MAX_BLOCKS, MAX_BUTTON_VALUE, MAX_SECTION, apology, render_answer, split_text
 
 
@@ -100,6 +102,16 @@ def test_native_feedback_buttons_carry_the_vote_and_the_answer_reference():
     about = {"ref": "abc123", "status": "answered", "q": "How many days?", "chunks": ["hb::remote-work::0"]}
     assert json.loads(element["positive_button"]["value"]) == {"vote": "helpful", **about}
     assert json.loads(element["negative_button"]["value"]) == {"vote": "not_helpful", **about}
+
+
+def test_every_answer_block_is_valid_block_kit_by_slack_sdks_models():
+    noted = answered("Up to 3 days a week. (Note: an older source said 2 days; the 2025 handbook supersedes it.)")
+    dont_know = {**answered(), "status": "insufficient_context", "citations": [], "knowledge_gap": "No contractors."}
+    for output in (noted, dont_know):
+        for block in render_answer(output, ref="abc123", question="How many days?", ask_hint="#hr")["blocks"]:
+            parsed = Block.parse(block)
+            parsed.validate_json()  # raises on a field Slack would refuse
+            assert parsed.to_dict() == block  # and nothing the model does not know about
 
 
 def test_a_failed_run_and_a_crash_both_read_as_an_apology_with_the_reference():
