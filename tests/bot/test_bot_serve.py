@@ -19,13 +19,14 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_manifest_asks_for_exactly_what_the_bot_uses():
     manifest = yaml.safe_load((ROOT / "manifest.yml").read_text())
     assert set(manifest["oauth_config"]["scopes"]["bot"]) == {
-        "app_mentions:read", "channels:history", "groups:history", "im:history", "chat:write",
-        "commands", "reactions:write"}
+        "app_mentions:read", "assistant:write", "channels:history", "groups:history", "im:history",
+        "chat:write", "commands", "reactions:write"}
     assert manifest["settings"]["event_subscriptions"]["bot_events"] == [
-        "app_mention", "message.channels", "message.groups", "message.im"]
+        "app_mention", "assistant_thread_started", "message.channels", "message.groups", "message.im"]
     assert [c["command"] for c in manifest["features"]["slash_commands"]] == ["/citebot"]
     assert manifest["settings"]["interactivity"]["is_enabled"] is True
     assert manifest["features"]["app_home"]["messages_tab_enabled"] is True
+    assert manifest["features"]["assistant_view"]["assistant_description"]  # the AI-app view
 
 
 def test_serve_refuses_to_start_without_the_tokens_it_needs(capsys):
