@@ -208,6 +208,8 @@ def question_parts(question: str) -> list[str]:
 
 
 _CITATION = re.compile(r"\[([^\[\]\s]+::[^\[\]\s]*::\d+)\]")
+INSUFFICIENT = "INSUFFICIENT_CONTEXT"  # the prompt's agreed reply when the documents don't answer
+_SENTENCE_END = re.compile(r"(?<=[.!?\]])\s+(?=[A-Z0-9\"“])")
 
 
 class ChatModelGenerator:
@@ -228,10 +230,6 @@ class ChatModelGenerator:
         return {"answer": " ".join(s["text"] for s in out), "sentences": out}
 
 
-INSUFFICIENT = "INSUFFICIENT_CONTEXT"
-_SENTENCE_END = re.compile(r"(?<=[.!?\]])\s+(?=[A-Z0-9\"“])")
-
-
 def cited_sentences(pieces: list[str]) -> list[dict]:
     """Model output cut at sentence ends -> `{"text", "chunk_ids"}`, the brackets moved out of the text."""
     out = []
@@ -246,8 +244,9 @@ def cited_sentences(pieces: list[str]) -> list[dict]:
 class SentenceStream:
     """A chat model's tokens -> whole sentences as `ChatModelGenerator` will cut them, each sent to
     `emit` once the next one has begun (its end is then certain) and cleaned as the final answer
-    will be. The last sentence is left to the final answer, so a closing INSUFFICIENT_CONTEXT or
-    a grounding failure never reaches the user as streamed text."""
+    will be (redacted, links limited). The last sentence is left to the final answer, and nothing
+    streams once INSUFFICIENT_CONTEXT appears. A draft that then fails grounding has shown only
+    its first sentences, which the caller replaces with the final answer."""
 
     def __init__(self, emit: Callable[[str], None], clean: Callable[[str], str]):
         self.emit, self.clean = emit, clean
