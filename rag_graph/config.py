@@ -7,6 +7,7 @@ one line. `Settings(...)` holds exactly what the caller passes (tests build it t
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -47,8 +48,16 @@ def _http_url(value: str) -> str:
     return value
 
 
+def _link_template(value: str) -> str:
+    # CITEBOT_SOURCE_URL: filled in per document (rag_graph/links.py), so it must be able to make links.
+    if not re.match(r"https?://", value) or not any(p in value for p in ("{path}", "{slug}")):
+        raise ValueError("must be an http(s) URL containing {path} or {slug}")
+    return value
+
+
 CommaList = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_comma_list)]
 HttpUrl = Annotated[str, AfterValidator(_http_url)]
+LinkTemplate = Annotated[str, AfterValidator(_link_template)]
 
 
 def env(name: str, default: Any, **constraints) -> Any:
@@ -76,6 +85,7 @@ class Settings(BaseSettings):
     ask_hint: str = env("CITEBOT_ASK_HINT", "#people-ops")
     feedback_path: Path = env("CITEBOT_FEEDBACK", Path(".citebot/feedback.jsonl"))
     history_turns: int = env("CITEBOT_HISTORY_TURNS", 8, ge=0)
+    source_url: LinkTemplate | None = env("CITEBOT_SOURCE_URL", None)  # links for documents without a `url`
     # Teams is served when asked for or when the Agents SDK has a client id (its own setting).
     teams: bool = env("CITEBOT_TEAMS", False)
     teams_client_id: str | None = env("CONNECTIONS__SERVICE_CONNECTION__SETTINGS__CLIENTID", None)
@@ -125,6 +135,7 @@ def describe(error: ValidationError) -> str:
     parts = []
     for item in error.errors(include_url=False):
         name = str(item["loc"][0]) if item["loc"] else "settings"
-        phrase = _PHRASES.get(item["type"], item["msg"]).format(**item.get("ctx") or {})
+        phrase = _PHRASES.get(item["type"], item["msg"].removeprefix("Value error, "))
+        phrase = phrase.format(**item.get("ctx") or {}) if item["type"] in _PHRASES else phrase
         parts.append(f"{name} {phrase} (got {item['input']!r})")
     return "; ".join(parts)

@@ -38,6 +38,7 @@ class Deps:
     embedder: SentenceEmbedder
     generator: Generator
     clock: Callable[[], float] = field(default=time.monotonic)
+    source_url: str = ""  # CITEBOT_SOURCE_URL: links for documents without a front matter `url`
 
     def __post_init__(self):
         # Nodes compare vectors to vet the evidence; a broken model must stop them, not fool them.

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Callable
 
 from .config import Settings
 from .context import Deps
 from .embeddings import Embedder, EmbeddingError
-from .generation import ChatModelGenerator, ExtractiveGenerator, load_chat_model
+from .generation import ChatModelGenerator, ExtractiveGenerator, SentenceStream, load_chat_model
 from .graph import build_graph
 from .index import Index, IndexNotReady, RefreshError, RefreshInProgress, RefreshStats
 from .nodes.finalize import GENERIC_FAILURE, final_output
 from .redact import clean_for_user
 from .state import FinalOutput, State
+from .suggestions import suggested_prompts
 
 log = logging.getLogger(__name__)
 # What the bot may catch and read: it reaches retrieval only through the Engine.
@@ -28,8 +30,10 @@ class Engine:
         if generator is None:
             generator = (ChatModelGenerator(load_chat_model(settings.llm)) if settings.llm
                          else ExtractiveGenerator(self.index.vocabulary, self.embedder, self.index.entities))
-        self.deps = Deps(retriever=self.index, embedder=self.embedder, generator=generator)
+        self.deps = Deps(retriever=self.index, embedder=self.embedder, generator=generator,
+                         source_url=settings.source_url or "")
         self.graph = build_graph()
+        self._prompts: tuple[int | None, list[dict]] = (None, [])
 
     def refresh(self) -> RefreshStats:
         """Re-index the corpus folder (atomic; raises RefreshError and keeps serving on failure)."""
@@ -52,13 +56,18 @@ class Engine:
         except IndexNotReady:
             return None
 
-    def run(self, question: str, history: list[dict] | None = None) -> State:
-        """The whole final state: `citebot eval` reads the ranked chunks from it."""
+    def run(self, question: str, history: list[dict] | None = None,
+            on_text: Callable[[str], None] | None = None) -> State:
+        """The whole final state: `citebot eval` reads the ranked chunks from it. With `on_text`,
+        a chat model's answer is also handed over sentence by sentence while it is written."""
         graph_input = {"input": question, "history": history or [],
                        "retrieval_config": self.settings.retrieval.as_dict()}
         started = time.perf_counter()
         try:
-            state = self.graph.invoke(graph_input, context=self.deps)
+            if on_text is None:
+                state = self.graph.invoke(graph_input, context=self.deps)
+            else:
+                state = self._stream(graph_input, on_text)
         except EmbeddingError:
             # The evidence cannot be vetted without the model: a known fault, not a bug.
             log.exception("the embedding model failed during a question")
@@ -74,8 +83,34 @@ class Engine:
                  [c["chunk_id"] for c in out["citations"]], (time.perf_counter() - started) * 1000)
         return state
 
-    def ask(self, question: str, history: list[dict] | None = None) -> FinalOutput:
-        return self.run(question, history)["final_output"]
+    def ask(self, question: str, history: list[dict] | None = None,
+            on_text: Callable[[str], None] | None = None) -> FinalOutput:
+        return self.run(question, history, on_text)["final_output"]
+
+    def _stream(self, graph_input: dict, on_text: Callable[[str], None]) -> State:
+        """LangGraph's "messages" stream carries the chat model's tokens from inside
+        generate_answer; only the first draft streams (a retry's text could only contradict it)."""
+        sentences = SentenceStream(on_text, lambda text: clean_for_user(text, []))
+        draft_id, state = None, None
+        for mode, data in self.graph.stream(graph_input, context=self.deps, stream_mode=["messages", "values"]):
+            if mode == "values":
+                state = data
+                continue
+            token, meta = data
+            if meta.get("langgraph_node") == "generate_answer" and draft_id in (None, token.id):
+                draft_id = token.id
+                sentences.feed(token.content if isinstance(token.content, str) else "")
+        return state
+
+    def suggested_prompts(self, limit: int = 4) -> list[dict]:
+        """Questions the corpus can answer, for Slack's Messages tab (cached per index version)."""
+        version = self.index.version
+        if version is None:
+            return []
+        if self._prompts[0] != version:
+            rows = self.index.fetch("chunk_index = 0", limit=1_000_000)
+            self._prompts = (version, suggested_prompts(rows, limit))
+        return self._prompts[1]
 
     def ask_cited(self, question: str, history: list[dict] | None = None) -> tuple[FinalOutput, list[dict]]:
         """final_output plus the answer's sentences `[{text, chunk_ids}]`, each cleaned like the

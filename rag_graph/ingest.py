@@ -273,8 +273,11 @@ def plain_text(markdown: str) -> str:
 
 
 def slugify(heading: str) -> str:
-    """GitHub's anchor rule: lower-case, drop punctuation, spaces become hyphens."""
-    text = plain_text(heading).lower()
+    """GitHub's anchor rule (github-slugger, also used by Docusaurus and Hugo's default) over the
+    heading as rendered: lower-case, drop punctuation, each space becomes a hyphen. Emphasis
+    markers go, but an underscore inside a word (`max_tokens`) is text and stays."""
+    text = re.sub(r"(?<![^\W_])_+|_+(?![^\W_])", "", _MD_LINK.sub(r"\1", heading))
+    text = re.sub(r"\s+", " ", re.sub(r"[*`~]+", "", text)).strip().lower()
     text = "".join(ch for ch in text if ch in " -_" or unicodedata.category(ch)[0] in "LNM")
     return text.replace(" ", "-")
 
@@ -300,7 +303,7 @@ def _sections(document: Document) -> list[_Section]:
             sections[-1].lines.append(line)
             continue
         level, title = len(heading.group(1)), plain_text(heading.group(2))
-        slug = slugify(title) or "section"
+        slug = slugify(heading.group(2)) or "section"
         count = seen_anchors.get(slug, 0)
         seen_anchors[slug] = count + 1
         slug = slug if count == 0 else f"{slug}-{count}"
@@ -397,9 +400,3 @@ def chunk_document(document: Document, limit: int = MAX_CHUNK_CHARS) -> list[Chu
             chunk.content_hash = hashlib.sha256(repr(sorted(chunk.row().items())).encode()).hexdigest()
             chunks.append(chunk)
     return chunks
-
-
-def citation_url(url: str, anchor: str) -> str:
-    if not url:
-        return ""
-    return f"{url}#{anchor}" if anchor else url

@@ -4,7 +4,9 @@ Modelled on bolt-python's ``tests/mock_web_api_server`` (a real HTTP server in a
 thread, so the whole slack_sdk stack -- urllib, retries, error parsing -- runs
 unmodified), but with a little state so multi-step flows behave like Slack:
 threads that ``conversations.replies`` can read back, ``chat.update`` that
-edits them, settable users, and scripted faults (429s, 500s).
+edits them, settable users, and scripted faults (429s, 500s). The AI-app surface too: thread
+statuses (cleared, as in Slack, when the app posts in the thread), suggested prompts, and
+streamed messages (``chat.startStream`` / ``appendStream`` / ``stopStream``).
 
 Usage::
 
@@ -85,6 +87,9 @@ class FakeSlack:
         self._calls: list[Call] = []
         self._messages: dict[str, dict[str, dict]] = {}  # channel -> ts -> message
         self._faults: dict[str, list[dict]] = {}
+        self.statuses: dict[tuple[str, str], str] = {}  # (channel, thread_ts) -> current status
+        self.suggested_prompts: dict[tuple[str, str], dict] = {}  # (channel, thread_ts) -> {title, prompts}
+        self._streaming: set[tuple[str, str]] = set()  # (channel, ts) of messages still streaming
         self._last_us = 1_700_000_000_000_000  # last issued ts, in microseconds
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
@@ -242,6 +247,7 @@ class FakeSlack:
             if root in history:
                 msg["parent_user_id"] = history[root].get("user")
         history[ts] = msg
+        self.statuses.pop((channel, msg.get("thread_ts", ts)), None)  # a reply ends "is thinking…"
         return {"ok": True, "channel": channel, "ts": ts, "message": copy.deepcopy(msg)}
 
     def _api_chat_update(self, a: dict) -> dict:
@@ -256,6 +262,67 @@ class FakeSlack:
         msg["edited"] = {"user": BOT_USER_ID, "ts": self._next_ts()}
         return {"ok": True, "channel": channel, "ts": ts, "text": msg["text"],
                 "message": copy.deepcopy(msg)}
+
+    # -- the AI-app surface ----------------------------------------------------
+    def _api_assistant_threads_setStatus(self, a: dict) -> dict:
+        if not a.get("channel_id") or not a.get("thread_ts") or "status" not in a:
+            return {"ok": False, "error": "invalid_arguments"}
+        if len(a.get("loading_messages") or []) > 10:
+            return {"ok": False, "error": "invalid_arguments"}
+        key = (a["channel_id"], str(a["thread_ts"]))
+        if a["status"]:
+            self.statuses[key] = a["status"]
+        else:
+            self.statuses.pop(key, None)  # an empty status clears it
+        return {"ok": True}
+
+    def _api_assistant_threads_setSuggestedPrompts(self, a: dict) -> dict:
+        prompts = _maybe_json(a.get("prompts"))
+        if not a.get("channel_id") or not a.get("thread_ts") or not isinstance(prompts, list):
+            return {"ok": False, "error": "invalid_arguments"}
+        if not 1 <= len(prompts) <= 4 or any(not p.get("title") or not p.get("message") for p in prompts):
+            return {"ok": False, "error": "invalid_arguments"}
+        self.suggested_prompts[(a["channel_id"], str(a["thread_ts"]))] = {"title": a.get("title"), "prompts": prompts}
+        return {"ok": True}
+
+    @staticmethod
+    def _stream_text(a: dict) -> str:
+        # slack_sdk's ChatStream sends `chunks` ({"type": "markdown_text", "text"}); raw callers `markdown_text`.
+        chunks = _maybe_json(a.get("chunks")) or []
+        return (a.get("markdown_text") or "") + "".join(
+            c.get("text", "") for c in chunks if c.get("type") == "markdown_text")
+
+    def _api_chat_startStream(self, a: dict) -> dict:
+        channel, thread_ts = a.get("channel"), a.get("thread_ts")
+        if not channel or not thread_ts:
+            return {"ok": False, "error": "invalid_arguments"}
+        if not channel.startswith("D") and not (a.get("recipient_user_id") and a.get("recipient_team_id")):
+            return {"ok": False, "error": "invalid_arguments"}  # required outside DMs
+        posted = self._api_chat_postMessage({"channel": channel, "thread_ts": thread_ts,
+                                             "text": self._stream_text(a) or " "})
+        posted["message"]["text"] = self._messages[channel][posted["ts"]]["text"] = self._stream_text(a)
+        self._streaming.add((channel, posted["ts"]))
+        return {"ok": True, "channel": channel, "ts": posted["ts"]}
+
+    def _streamed(self, a: dict) -> Optional[dict]:
+        key = (a.get("channel"), str(a.get("ts")))
+        return self._messages[key[0]][key[1]] if key in self._streaming else None
+
+    def _api_chat_appendStream(self, a: dict) -> dict:
+        msg = self._streamed(a)
+        if msg is None:
+            return {"ok": False, "error": "message_not_in_streaming_state"}
+        msg["text"] += self._stream_text(a)
+        return {"ok": True, "channel": a["channel"], "ts": msg["ts"]}
+
+    def _api_chat_stopStream(self, a: dict) -> dict:
+        msg = self._streamed(a)
+        if msg is None:
+            return {"ok": False, "error": "message_not_in_streaming_state"}
+        msg["text"] += self._stream_text(a)
+        msg["blocks"] = _maybe_json(a.get("blocks")) or []  # rendered under the streamed text
+        self._streaming.discard((a["channel"], msg["ts"]))
+        return {"ok": True, "channel": a["channel"], "ts": msg["ts"], "message": copy.deepcopy(msg)}
 
     def _api_chat_postEphemeral(self, a: dict) -> dict:
         # Ephemeral messages never enter channel history, as in Slack.

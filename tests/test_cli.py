@@ -9,8 +9,9 @@ import pytest
 from conftest import BUNDLED_CORPUS, ROOT
 
 
-def citebot(*args, stdin=None, db):
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "CITEBOT_DB": str(db), "CITEBOT_CORPUS": str(BUNDLED_CORPUS)}
+def citebot(*args, stdin=None, db, env=None):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "CITEBOT_DB": str(db), "CITEBOT_CORPUS": str(BUNDLED_CORPUS),
+           **(env or {})}
     return subprocess.run([sys.executable, "-m", "bot.cli", *args], input=stdin, capture_output=True,
                           text=True, env=env, cwd=ROOT, timeout=300)
 
@@ -38,6 +39,14 @@ def test_ask_json_prints_the_final_output(db):
     assert out["status"] == "answered"
     assert out["citations"][0]["source_id"] == "hr-handbook-2025"
     assert out["citations"][0]["section"] == "Remote Work"
+
+
+def test_ask_links_documents_without_a_url_through_citebot_source_url(db):
+    env = {"CITEBOT_SOURCE_URL": "https://github.com/acme/handbook/blob/main/{path}"}
+    result = citebot("ask", "What is the EcoPass?", db=db, env=env)
+    assert "<https://github.com/acme/handbook/blob/main/reference/glossary.md#af>" in result.stdout, result.stdout
+    bad = citebot("ask", "What is the EcoPass?", db=db, env={"CITEBOT_SOURCE_URL": "handbook/{path}"})
+    assert bad.returncode == 2 and bad.stderr.strip().splitlines()[-1].startswith("error: CITEBOT_SOURCE_URL must be")
 
 
 def test_ask_with_history_file_resolves_a_follow_up(db, tmp_path):

@@ -163,3 +163,44 @@ def test_bolt_app_end_to_end(fake):
 
     bad = app.dispatch(BoltRequest(body=body, headers=signed_headers("nope", body)))
     assert bad.status == 401
+
+
+def test_thread_status_is_set_cleared_by_a_reply_and_can_be_refused(fake, client):
+    fake.add_message("C1", "1700000001.000001", "<@UBOT> hi?", user="U1")
+    client.assistant_threads_setStatus(channel_id="C1", thread_ts="1700000001.000001", status="is thinking…",
+                                       loading_messages=["Reading…"])
+    assert fake.statuses == {("C1", "1700000001.000001"): "is thinking…"}
+    client.chat_postMessage(channel="C1", thread_ts="1700000001.000001", text="answer")
+    assert fake.statuses == {}  # Slack ends the status when the app replies
+    fake.fail_next("assistant.threads.setStatus", error="missing_scope", status=200, retry_after=None)
+    with pytest.raises(SlackApiError) as refused:
+        client.assistant_threads_setStatus(channel_id="C1", thread_ts="1700000001.000001", status="x")
+    assert refused.value.response["error"] == "missing_scope"
+
+
+def test_suggested_prompts_take_one_to_four_prompts_with_title_and_message(fake, client):
+    prompt = {"title": "Leave", "message": "How much leave do I get?"}
+    client.assistant_threads_setSuggestedPrompts(channel_id="D1", thread_ts="1.000001", prompts=[prompt], title="Try")
+    assert fake.suggested_prompts[("D1", "1.000001")] == {"title": "Try", "prompts": [prompt]}
+    for bad in ([], [prompt] * 5, [{"title": "no message"}]):
+        with pytest.raises(SlackApiError):
+            client.assistant_threads_setSuggestedPrompts(channel_id="D1", thread_ts="1.000001", prompts=bad)
+
+
+def test_a_stream_builds_one_threaded_message_and_refuses_appends_once_stopped(fake, client):
+    fake.add_message("C1", "1700000001.000001", "<@UBOT> q?", user="U1")
+    with pytest.raises(SlackApiError):  # a channel stream must name its recipient
+        client.chat_startStream(channel="C1", thread_ts="1700000001.000001", markdown_text="x")
+    fake.clear_calls()
+    stream = client.chat_stream(channel="C1", thread_ts="1700000001.000001", recipient_user_id="U1",
+                                recipient_team_id="T0001", buffer_size=1)
+    stream.append(markdown_text="Up to 3 days")
+    stream.append(markdown_text=" a week.")
+    stream.stop(blocks=[{"type": "context", "elements": [{"type": "mrkdwn", "text": "*Sources*"}]}])
+    [reply] = [m for m in fake.thread("C1", "1700000001.000001") if m.get("bot_id")]
+    assert reply["text"] == "Up to 3 days a week." and reply["blocks"][0]["type"] == "context"
+    assert [c.method for c in fake.calls() if "Stream" in c.method] == [
+        "chat.startStream", "chat.appendStream", "chat.stopStream"]
+    with pytest.raises(SlackApiError) as late:
+        client.chat_appendStream(channel="C1", ts=stream.ts, markdown_text="more")
+    assert late.value.response["error"] == "message_not_in_streaming_state"

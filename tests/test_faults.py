@@ -520,20 +520,21 @@ def test_generation_retry_policy_is_explicit_and_bounded():
 # ---- Slack Web API errors ---------------------------------------------------------------------
 
 sys.path.insert(0, str(Path(__file__).parent / "bot"))
-from bot_harness import QUESTION, bot, fake, mrkdwn_of, start_bot  # noqa: E402,F401 (fixtures)
+from bot_harness import QUESTION, answers, bot, fake, mrkdwn_of, start_bot  # noqa: E402,F401 (fixtures)
 
 SLACK_FAULTS = {
     # name: (method, fail_next kwargs, question delivered?)
     "postMessage rate limited once": ("chat.postMessage", {}, True),
     "postMessage rate limited twice": ("chat.postMessage", {"count": 2}, True),
     "postMessage rate limited past the retries": ("chat.postMessage", {"count": 3}, False),
-    "update rate limited once": ("chat.update", {}, True),
+    "status rate limited once": ("assistant.threads.setStatus", {}, True),
+    "status missing_scope (placeholder instead)": ("assistant.threads.setStatus", {
+        "error": "missing_scope", "status": 200, "retry_after": None}, True),
     "postMessage channel_not_found": ("chat.postMessage", {"error": "channel_not_found", "status": 200,
                                                            "retry_after": None}, False),
     "postMessage 500": ("chat.postMessage", {"error": "internal_error", "status": 500, "retry_after": None}, None),
-    "update 500": ("chat.update", {"error": "internal_error", "status": 500, "retry_after": None}, None),
-    "update message_not_found": ("chat.update", {"error": "message_not_found", "status": 200,
-                                                 "retry_after": None}, False),
+    "status 500": ("assistant.threads.setStatus", {"error": "internal_error", "status": 500,
+                                                   "retry_after": None}, True),
 }
 
 
@@ -558,10 +559,9 @@ def test_slack_web_api_errors_are_retried_or_reported_and_the_listener_keeps_ser
     failures = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert all(r.exc_info is None for r in failures), "a Web API error escaped as a crash"
     # The listener survived: the next question, elsewhere, gets its answer.
-    updates = len(fake.calls("chat.update"))
     bot.mention(QUESTION, channel="C2", ts="1700000500.000100")
-    later = fake.wait_for("chat.update", count=updates + 1, timeout=30)[-1]
-    assert later.args["channel"] == "C2" and "3 days a week" in mrkdwn_of(later)
+    later = fake.wait_for("chat.postMessage", timeout=30, predicate=lambda c: c.args["channel"] == "C2")[-1]
+    assert "3 days a week" in mrkdwn_of(later)
     print(f"\n{fault}: {'retried, answered' if answered else 'reported in the log'}; "
           f"{method} calls: {len(fake.calls(method))}")
 
@@ -569,9 +569,9 @@ def test_slack_web_api_errors_are_retried_or_reported_and_the_listener_keeps_ser
 def test_follow_up_survives_a_rate_limited_thread_read(bot, fake):
     root = "1700000100.000100"
     bot.mention(QUESTION, ts=root)
-    fake.wait_for("chat.update", timeout=30)
+    answers(fake)
     fake.fail_next("conversations.replies")
     bot.say("what about contractors?", ts="1700000300.000100", thread_ts=root)
-    update = fake.wait_for("chat.update", count=2, timeout=30)[1]
+    update = answers(fake, 2)[1]
     assert len(fake.calls("conversations.replies")) >= 2  # retried after Retry-After
     assert "contractor" in mrkdwn_of(update).lower()

@@ -58,6 +58,9 @@ def test_slugify_matches_github():
     assert slugify("Benefits & Perks") == "benefits--perks"
     assert slugify("What's `new` in [v2](x.md)?") == "whats-new-in-v2"
     assert slugify("Working from another country") == "working-from-another-country"
+    # What GitHub renders: emphasis markers go, an underscore inside a word is text.
+    assert slugify("The `max_tokens` setting") == "the-max_tokens-setting"
+    assert slugify("__Bold__ move — *now*") == "bold-move--now"
 
 
 def test_plain_markdown_takes_title_from_heading_and_id_from_path():

@@ -33,6 +33,8 @@ GOOD = {
     "CITEBOT_ASK_HINT": ("#help-hr", "ask_hint", "#help-hr"),
     "CITEBOT_FEEDBACK": ("/var/log/citebot.jsonl", "feedback_path", Path("/var/log/citebot.jsonl")),
     "CITEBOT_HISTORY_TURNS": ("3", "history_turns", 3),
+    "CITEBOT_SOURCE_URL": ("https://github.com/acme/handbook/blob/main/{path}", "source_url",
+                           "https://github.com/acme/handbook/blob/main/{path}"),
     "CITEBOT_TEAMS": ("1", "teams", True),
     "TEAMS_PORT": ("3979", "teams_port", 3979),
     "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__CLIENTID": ("app-id", "teams_client_id", "app-id"),
@@ -47,6 +49,7 @@ BAD = {
     "CITEBOT_WORKSPACE_ADMINS": ("maybe", "must be true or false"),
     "SLACK_API_URL": ("slack.example", "must be an http(s) URL"),
     "TEAMS_PORT": ("x", "must be an integer"),
+    "CITEBOT_SOURCE_URL": ("handbook/{path}", "must be an http(s) URL containing {path} or {slug}"),
     "CITEBOT_TEAMS": ("perhaps", "must be true or false"),
 }
 

@@ -17,7 +17,7 @@ from ..admin import Admin, Markup
 from ..dedupe import SeenCache
 from ..feedback import FeedbackLog
 from .conversation import Conversations
-from .listeners import commands, feedback, messages
+from .listeners import assistant, commands, feedback, messages
 from .render import escape
 
 log = logging.getLogger(__name__)
@@ -55,6 +55,7 @@ def build_app(settings: Settings, engine, client: WebClient | None = None) -> Ap
               signing_secret=settings.slack_signing_secret or "",
               listener_executor=ThreadPoolExecutor(LISTENER_THREADS, thread_name_prefix="citebot"))
     app.use(drop_redelivered_events(SeenCache()))
+    assistant.register(app, engine)
     messages.register(app, Conversations(engine, settings, SeenCache()))
     commands.register(app, Admin(settings, engine, Markup(escape=escape)))
     feedback.register(app, FeedbackLog(settings.feedback_path))

@@ -1,5 +1,5 @@
-"""From one Slack message to at most one reply: decide whether it is for Citebot, show a
-placeholder, run the graph with the thread as history, then replace the placeholder."""
+"""From one Slack message to at most one reply: decide whether it is for Citebot, show that an
+answer is coming, run the graph with the thread as history, deliver the answer (delivery.py)."""
 from __future__ import annotations
 
 import logging
@@ -13,7 +13,8 @@ from rag_graph.config import Settings
 
 from ..dedupe import SeenCache
 from ..intent import classify, mentioned_users
-from .render import PLACEHOLDER, apology, render_answer
+from .delivery import Delivery
+from .render import PLACEHOLDER, answer_body, answer_tail, apology, render_answer
 from .threads import PEOPLE_SUBTYPES, fetch_thread, history, is_from, plain_text
 
 log = logging.getLogger(__name__)
@@ -25,8 +26,9 @@ class Conversations:
         self.engine, self.settings, self.seen = engine, settings, seen
 
     def handle(self, event: dict, bot_user_id: str, bot_id: str, client: WebClient,
-               via_mention: bool) -> None:
-        """Runs after the ack, on Bolt's listener thread pool."""
+               via_mention: bool, set_status=None, say_stream=None) -> None:
+        """Runs after the ack, on the answering pool. `set_status` / `say_stream` are Bolt's
+        utilities for this event's thread."""
         if event.get("subtype") not in PEOPLE_SUBTYPES or event.get("bot_id") or not event.get("user"):
             return  # edits, deletes, joins, bots (ourselves included)
         channel, ts, raw = event["channel"], event["ts"], event.get("text") or ""
@@ -61,33 +63,29 @@ class Conversations:
                         skip_texts=(PLACEHOLDER,))
         # A channel question is answered in its thread; a top-level DM gets a top-level reply.
         reply_in = thread_ts or (None if event.get("channel_type") == "im" else ts)
-        self.answer(client, channel, reply_in, question, turns)
+        delivery = Delivery(client, channel, reply_in, uuid.uuid4().hex[:8], set_status, say_stream)
+        self.answer(delivery, question, turns)
 
-    def answer(self, client: WebClient, channel: str, thread_ts: str | None, question: str,
-               turns: list[dict]) -> None:
-        ref = uuid.uuid4().hex[:8]  # quoted to the user on failure, logged with the details
+    def answer(self, delivery: Delivery, question: str, turns: list[dict]) -> None:
+        ref = delivery.ref  # quoted to the user on failure, logged with the details
         started = time.perf_counter()
-        try:
-            placeholder = client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=PLACEHOLDER)
-        except SlackApiError as error:
-            log.error("[%s] cannot post in %s: %s", ref, channel, error.response.get("error"))
+        if not delivery.start():
             return
+        body, tail = "", None
         try:
-            output = self.engine.ask(question, turns)
+            output = self.engine.ask(question, turns, on_text=delivery.text if delivery.can_stream else None)
             if output["status"] == "failed":
                 log.warning("[%s] graph failed: %s", ref, output.get("errors"))
             message = render_answer(output, ref, question, self.settings.ask_hint)
+            if output["status"] == "answered":
+                body, tail = answer_body(output), answer_tail(output, ref, question)
             status = output["status"]
         except Exception:
             log.exception("[%s] answering failed", ref)
             message, status = apology(ref), "error"
-        try:
-            client.chat_update(channel=channel, ts=placeholder["ts"], **message)
-        except SlackApiError as error:
-            log.error("[%s] chat.update failed: %s", ref, error.response.get("error"))
-            return
-        log.info("[%s] %s in %s with %d history turns, %.2f s", ref, status, channel, len(turns),
-                 time.perf_counter() - started)
+        if delivery.finish(message, body, tail):
+            log.info("[%s] %s in %s with %d history turns%s, %.2f s", ref, status, delivery.channel, len(turns),
+                     ", streamed" if delivery.streamed else "", time.perf_counter() - started)
 
     @staticmethod
     def _react(client: WebClient, channel: str, ts: str) -> None:

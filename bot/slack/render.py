@@ -13,7 +13,8 @@ MAX_TEXT = 3000  # the notification / fallback text; it is also what the next tu
 MAX_BUTTON_VALUE = 2000
 PLACEHOLDER = "Looking through the handbook…"
 TRUNCATED = " … (answer truncated)"
-FEEDBACK_ACTIONS = {"feedback_helpful": "helpful", "feedback_not_helpful": "not_helpful"}
+FEEDBACK_ACTION = "feedback"  # Slack's native feedback_buttons element; its value names the vote
+VOTES = ("helpful", "not_helpful")
 
 
 def escape(text: str) -> str:
@@ -67,15 +68,27 @@ def _sources(sources: tuple[Source, ...]) -> str:
 
 
 def _feedback(reply: Reply) -> dict:
+    """A context_actions block with a feedback_buttons element: each button's value carries the
+    vote and what the feedback is about (the answer's ref, status, question, cited chunks)."""
     record = {"ref": reply.ref, "status": reply.status, "q": reply.question[:500], "chunks": list(reply.chunk_ids)}
-    value = json.dumps(record, ensure_ascii=False)
-    while len(value) > MAX_BUTTON_VALUE and record["chunks"]:
-        record["chunks"].pop()
-        value = json.dumps(record, ensure_ascii=False)
-    buttons = [("feedback_helpful", ":+1: Helpful"), ("feedback_not_helpful", ":-1: Not helpful")]
-    return {"type": "actions", "block_id": "feedback", "elements": [
-        {"type": "button", "action_id": action, "text": {"type": "plain_text", "text": label, "emoji": True},
-         "value": value} for action, label in buttons]}
+
+    def value(vote: str) -> str:
+        return json.dumps({"vote": vote, **record}, ensure_ascii=False)
+
+    while len(value("not_helpful")) > MAX_BUTTON_VALUE and (record["chunks"] or record["q"]):
+        if record["chunks"]:
+            record["chunks"].pop()
+        else:
+            record["q"] = record["q"][:-50]
+
+    def button(vote: str, label: str, spoken: str) -> dict:
+        return {"text": {"type": "plain_text", "text": label, "emoji": True},
+                "accessibility_label": spoken, "value": value(vote)}
+
+    return {"type": "context_actions", "block_id": f"feedback-{reply.ref}", "elements": [{
+        "type": "feedback_buttons", "action_id": FEEDBACK_ACTION,
+        "positive_button": button("helpful", ":+1:", "This answer helped"),
+        "negative_button": button("not_helpful", ":-1:", "This answer did not help")}]}
 
 
 def _fit(sections: list[str], room: int) -> list[dict]:
@@ -86,16 +99,32 @@ def _fit(sections: list[str], room: int) -> list[dict]:
 
 
 def render_answer(output: dict, ref: str, question: str = "", ask_hint: str = "") -> dict:
-    """`{"text", "blocks"}` for chat.update. `ask_hint` is admin-set mrkdwn (e.g. a channel link)."""
+    """`{"text", "blocks"}` for chat.postMessage / chat.update. `ask_hint` is admin-set mrkdwn
+    (e.g. a channel link)."""
     return render(build_reply(output, ref, question, ask_hint))
+
+
+def answer_body(output: dict) -> str:
+    """The answer's own words (plain text, no note): what a stream may show before the end."""
+    return build_reply(output, "").body if output.get("status") == "answered" else ""
+
+
+def answer_tail(output: dict, ref: str, question: str = "") -> list[dict]:
+    """What follows the answer's words: the note, the sources, the feedback buttons. A streamed
+    answer gets these when the stream stops."""
+    return _tail(build_reply(output, ref, question))
+
+
+def _tail(reply: Reply) -> list[dict]:
+    tail = [_context(":information_source: " + split_text(escape(reply.note), MAX_SECTION - 30)[0])] if reply.note else []
+    if reply.sources:
+        tail.append(_context(_sources(reply.sources)))
+    return tail + [_feedback(reply)]
 
 
 def render(reply: Reply) -> dict:
     if reply.status == "answered":
-        tail = [_context(":information_source: " + split_text(escape(reply.note), MAX_SECTION - 30)[0])] if reply.note else []
-        if reply.sources:
-            tail.append(_context(_sources(reply.sources)))
-        tail.append(_feedback(reply))
+        tail = _tail(reply)
         text = escape(reply.plain)
         return {"text": split_text(text, MAX_TEXT)[0] if text else "",
                 "blocks": _fit(split_text(escape(reply.body)), MAX_BLOCKS - len(tail)) + tail}

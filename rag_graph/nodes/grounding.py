@@ -7,7 +7,7 @@ import numpy as np
 from langgraph.runtime import Runtime
 
 from ..context import Deps
-from ..ingest import citation_url
+from ..links import citation_url
 from ..state import State
 from ..text import term_set
 
@@ -60,5 +60,6 @@ def validate_grounding(state: State, runtime: Runtime[Deps]) -> dict:
         chunk = selected[chunk_id]
         citations.append({"source_id": chunk["source_id"], "title": chunk["title"],
                           "section": chunk.get("section", ""), "chunk_id": chunk_id,
-                          "url": citation_url(chunk.get("url", ""), chunk.get("anchor", ""))})
+                          "url": citation_url(chunk.get("url", ""), runtime.context.source_url,
+                                              chunk.get("path", ""), chunk.get("anchor", ""))})
     return {"grounding_status": status, "citations": citations if status == "grounded" else []}

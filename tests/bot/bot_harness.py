@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from bot.slack.app import EVENTS_PATH, build_app, make_http_server
+from bot.slack.render import PLACEHOLDER
 from fake_slack import FakeSlack, action_body, command_body, event_body, signed_headers
 from rag_graph.config import Settings
 from rag_graph.engine import Engine
@@ -40,6 +41,13 @@ def mrkdwn_of(call) -> str:
         elif block["type"] == "context":
             texts += [element["text"] for element in block["elements"]]
     return "\n".join(texts)
+
+
+def answers(fake: FakeSlack, count: int = 1, timeout: float = 30) -> list:
+    """The answers posted so far, once `count` have arrived. With a thread status showing while
+    the graph runs, each answer is a single chat.postMessage (no placeholder, no edit)."""
+    return fake.wait_for("chat.postMessage", count=count, timeout=timeout,
+                         predicate=lambda call: call.args.get("text") != PLACEHOLDER)
 
 
 PROBE_CHANNEL = "DPROBE"

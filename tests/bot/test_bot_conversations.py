@@ -3,7 +3,7 @@ import logging
 import time
 
 from bot.slack.render import PLACEHOLDER
-from bot_harness import QUESTION, blocks_of, bot, fake, mrkdwn_of, start_bot  # noqa: F401 (fixtures)
+from bot_harness import QUESTION, answers, blocks_of, bot, fake, mrkdwn_of, start_bot  # noqa: F401 (fixtures)
 
 CITATION = "<https://handbook.orrinfold.example/2025#remote-work|Employee Handbook 2025 › Remote Work>"
 
@@ -12,32 +12,33 @@ def bot_messages(fake, channel, thread_ts):
     return [m for m in fake.thread(channel, thread_ts) if m.get("bot_id") == "BBOT"]
 
 
-def test_mention_gets_a_placeholder_then_one_threaded_answer_with_a_clickable_citation(bot, fake):
+def test_mention_shows_a_thread_status_then_posts_one_threaded_answer_with_a_clickable_citation(bot, fake):
     posted = time.time()
     bot.mention(QUESTION, ts="1700000100.000100")
-    placeholder = fake.wait_for("chat.postMessage")[0]
-    update = fake.wait_for("chat.update", timeout=30)[0]
+    [answer] = answers(fake)
+    [status] = fake.calls("assistant.threads.setStatus")
 
-    assert placeholder.args["thread_ts"] == "1700000100.000100"
-    assert placeholder.args["text"] == PLACEHOLDER
-    [reply] = bot_messages(fake, "C1", "1700000100.000100")  # the placeholder, now the answer
-    assert update.args["ts"] == reply["ts"] and reply["text"] == update.args["text"]
-    shown = mrkdwn_of(update)
+    assert (status.args["channel_id"], status.args["thread_ts"]) == ("C1", "1700000100.000100")
+    assert status.args["status"] and status.args["loading_messages"]
+    assert status.time <= answer.time and answer.args["thread_ts"] == "1700000100.000100"
+    [reply] = bot_messages(fake, "C1", "1700000100.000100")  # one message: no placeholder, no edit
+    assert reply["text"] == answer.args["text"] and "edited" not in reply
+    assert not fake.calls("chat.update") and not fake.statuses  # posting ended the status, as in Slack
+    shown = mrkdwn_of(answer)
     assert "3 days a week with manager approval" in shown
     assert CITATION in shown
     assert ":information_source: Note: an archived source" in shown  # the 2020 blog disagreed
-    assert blocks_of(update)[-1]["block_id"] == "feedback"
-    print(f"\nevent -> placeholder {placeholder.time - posted:.3f} s, "
-          f"event -> final chat.update {update.time - posted:.3f} s")
+    assert blocks_of(answer)[-1]["type"] == "context_actions"
+    print(f"\nevent -> status {status.time - posted:.3f} s, event -> answer {answer.time - posted:.3f} s")
 
 
 def test_follow_up_without_mention_is_answered_with_the_thread_as_context(bot, fake):
     root = "1700000100.000100"
     bot.mention(QUESTION, ts=root)
-    fake.wait_for("chat.update", timeout=30)
+    answers(fake)
 
     bot.say("what about contractors?", ts="1700000300.000100", thread_ts=root)
-    update = fake.wait_for("chat.update", count=2, timeout=30)[1]
+    update = answers(fake, 2)[1]
 
     assert fake.calls("conversations.replies")
     assert len(bot_messages(fake, "C1", root)) == 2
@@ -50,10 +51,10 @@ def test_follow_up_without_mention_is_answered_with_the_thread_as_context(bot, f
 def test_unanswerable_question_gets_i_dont_know_with_the_gap_and_where_to_ask(bot, fake):
     posted = time.time()
     bot.mention("Can contractors work remotely?")
-    placeholder = fake.wait_for("chat.postMessage")[0]
-    update = fake.wait_for("chat.update", timeout=30)[0]
-    print(f"\n(don't know, 2 retrieval passes) event -> placeholder {placeholder.time - posted:.3f} s, "
-          f"event -> final chat.update {update.time - posted:.3f} s")
+    update = answers(fake)[0]
+    status = fake.calls("assistant.threads.setStatus")[0]
+    print(f"\n(don't know, 2 retrieval passes) event -> status {status.time - posted:.3f} s, "
+          f"event -> answer {update.time - posted:.3f} s")
     shown = mrkdwn_of(update)
     assert "*I don't know.*" in shown
     assert "*What's missing:*" in shown and "contractors" in shown
@@ -61,23 +62,26 @@ def test_unanswerable_question_gets_i_dont_know_with_the_gap_and_where_to_ask(bo
     assert "Sources" not in shown and "<http" not in shown
 
 
-def test_direct_message_is_answered_in_the_dm(bot, fake):
+def test_a_top_level_direct_message_is_answered_in_the_dm_through_a_placeholder(bot, fake):
+    # Without a thread (a workspace without the agent view) there is no status to set.
     bot.say(QUESTION, channel="D1", channel_type="im")
     placeholder = fake.wait_for("chat.postMessage")[0]
     update = fake.wait_for("chat.update", timeout=30)[0]
     assert placeholder.args["channel"] == "D1" and not placeholder.args.get("thread_ts")
-    assert CITATION in mrkdwn_of(update)
+    assert placeholder.args["text"] == PLACEHOLDER and CITATION in mrkdwn_of(update)
+    assert len(bot_messages(fake, "D1", update.args["ts"])) == 1  # the placeholder, edited into the answer
+    assert not fake.calls("assistant.threads.setStatus")
 
 
 def test_a_crash_becomes_a_short_apology_with_a_reference_and_the_details_stay_in_the_log(
         bot, fake, engine, monkeypatch, caplog):
-    def broken(question, history=None):
+    def broken(question, history=None, on_text=None):
         raise RuntimeError("db password is hunter2")
 
     monkeypatch.setattr(engine, "ask", broken)
     with caplog.at_level(logging.ERROR, logger="bot.slack.conversation"):
         bot.mention(QUESTION)
-        update = fake.wait_for("chat.update", timeout=30)[0]
+        update = answers(fake)[0]
     shown = mrkdwn_of(update)
     assert "Sorry" in shown and "hunter2" not in shown and "Traceback" not in shown
     ref = shown.split("reference `")[1].split("`")[0]

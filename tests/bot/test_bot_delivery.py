@@ -1,7 +1,7 @@
 """Slack's delivery quirks and the messages Citebot must leave alone."""
 import logging
 
-from bot_harness import QUESTION, bot, fake, quiet_for, start_bot  # noqa: F401 (fixtures)
+from bot_harness import QUESTION, answers, bot, fake, quiet_for, start_bot  # noqa: F401 (fixtures)
 from fake_slack import event_body
 
 MENTION_TS = "1700000100.000100"
@@ -16,14 +16,14 @@ def test_the_same_event_delivered_twice_is_answered_once(bot, fake):
     fake.add_message("C1", MENTION_TS, f"<@UBOT> {QUESTION}", user="U1")
     assert bot.event(mention_event(), event_id="EvSAME") == 200
     assert bot.event(mention_event(), event_id="EvSAME") == 200
-    fake.wait_for("chat.update", timeout=30)
+    answers(fake)
     assert [c.method for c in quiet_for(bot)].count("chat.postMessage") == 1
 
 
 def test_a_mention_arriving_as_app_mention_and_as_message_is_answered_once(bot, fake):
     bot.mention(QUESTION, ts=MENTION_TS)
     assert bot.event({**mention_event(), "type": "message", "channel_type": "channel"}) == 200
-    fake.wait_for("chat.update", timeout=30)
+    answers(fake)
     assert [c.method for c in quiet_for(bot)].count("chat.postMessage") == 1
 
 
@@ -32,7 +32,7 @@ def test_a_slack_retry_of_an_answered_event_gets_no_second_reply(bot, fake, capl
     fake.add_message("C1", MENTION_TS, f"<@UBOT> {QUESTION}", user="U1")
     body = event_body(mention_event(), event_id="EvRETRY")
     assert bot.post(body)[0] == 200
-    fake.wait_for("chat.update", timeout=30)
+    answers(fake)
     status, _ = bot.post(body, headers={"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"})
     assert status == 200
     assert [c.method for c in quiet_for(bot)].count("chat.postMessage") == 1
@@ -67,7 +67,7 @@ def test_edits_deletes_and_joins_are_ignored(bot, fake):
 
 def test_small_talk_in_an_answered_thread_gets_a_reaction_not_an_answer(bot, fake):
     bot.mention(QUESTION, ts=MENTION_TS)
-    fake.wait_for("chat.update", timeout=30)
+    answers(fake)
     bot.say("thanks! :pray:", ts="1700000300.000100", thread_ts=MENTION_TS)
     reaction = fake.wait_for("reactions.add")[0]
     assert reaction.args["timestamp"] == "1700000300.000100"
@@ -76,7 +76,7 @@ def test_small_talk_in_an_answered_thread_gets_a_reaction_not_an_answer(bot, fak
 
 def test_a_thread_message_for_another_person_is_left_alone(bot, fake):
     bot.mention(QUESTION, ts=MENTION_TS)
-    fake.wait_for("chat.update", timeout=30)
+    answers(fake)
     fake.clear_calls()
     bot.say("<@U2> can you double-check this with HR?", ts="1700000300.000100", thread_ts=MENTION_TS)
     assert quiet_for(bot) == []

@@ -1,23 +1,38 @@
-"""Feedback buttons under an answer: the click is acknowledged and recorded."""
+"""Slack's native feedback buttons under an answer: the click is acknowledged and recorded, once
+per person per answer."""
 from bot.feedback import FeedbackLog
-from bot_harness import QUESTION, blocks_of, bot, fake, start_bot  # noqa: F401 (fixtures)
+from bot_harness import QUESTION, answers, blocks_of, bot, fake, start_bot  # noqa: F401 (fixtures)
 
 
-def test_a_feedback_click_is_recorded_and_thanked(bot, fake):
+def click(bot, message, block, vote, user="U7"):
+    element = block["elements"][0]
+    button = element["positive_button" if vote == "helpful" else "negative_button"]
+    return bot.click({"user": {"id": user}, "channel": {"id": "C1"},
+                      "container": {"type": "message", "channel_id": "C1", "message_ts": message["ts"]},
+                      "message": message, "actions": [{
+                          "type": "feedback_buttons", "action_id": element["action_id"], "block_id": block["block_id"],
+                          "text": button["text"], "value": button["value"], "action_ts": "1700000999.000001"}]})
+
+
+def test_a_feedback_click_is_recorded_once_per_person_and_answer(bot, fake):
     bot.mention(QUESTION, ts="1700000100.000100")
-    update = fake.wait_for("chat.update", timeout=30)[0]
-    button = blocks_of(update)[-1]["elements"][1]  # not helpful
+    block = blocks_of(answers(fake)[0])[-1]
+    assert block["type"] == "context_actions" and block["elements"][0]["type"] == "feedback_buttons"
     [message] = [m for m in fake.thread("C1", "1700000100.000100") if m.get("bot_id")]
 
-    status = bot.click({"user": {"id": "U7"}, "channel": {"id": "C1"},
-                        "container": {"type": "message", "channel_id": "C1", "message_ts": message["ts"]},
-                        "message": message, "actions": [{**button, "block_id": "feedback"}]})
-    assert status == 200
+    assert click(bot, message, block, "helpful") == 200
     thanks = fake.wait_for("chat.postEphemeral")[0]
     assert (thanks.args["user"], thanks.args["channel"], thanks.args["thread_ts"]) == ("U7", "C1", "1700000100.000100")
+    # A double click, then a change of mind: still one record for U7, holding the last vote.
+    assert click(bot, message, block, "helpful") == 200
+    assert click(bot, message, block, "not_helpful") == 200
+    assert click(bot, message, block, "helpful", user="U8") == 200
+    fake.wait_for("chat.postEphemeral", count=4)
 
-    [record] = FeedbackLog(bot.settings.feedback_path).read()
-    assert record["vote"] == "not_helpful" and record["user"] == "U7"
-    assert record["question"] == QUESTION and record["status"] == "answered"
-    assert record["chunk_ids"] == ["hr-handbook-2025::remote-work::0"]
-    assert record["message_ts"] == message["ts"] and len(record["ref"]) == 8
+    records = FeedbackLog(bot.settings.feedback_path).read()
+    [mine] = [r for r in records if r["user"] == "U7"]
+    assert len(records) == 2 and {r["user"] for r in records} == {"U7", "U8"}
+    assert mine["vote"] == "not_helpful"
+    assert mine["question"] == QUESTION and mine["status"] == "answered"
+    assert mine["chunk_ids"] == ["hr-handbook-2025::remote-work::0"]
+    assert mine["message_ts"] == message["ts"] and len(mine["ref"]) == 8

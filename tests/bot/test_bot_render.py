@@ -1,6 +1,8 @@
 """final_output -> Block Kit: escaping, links, the don't-know shape and Slack's size limits."""
 import json
 
+from slack_sdk.models.blocks import Block
+
 from bot.slack.render import MAX_BLOCKS, MAX_BUTTON_VALUE, MAX_SECTION, apology, render_answer, split_text
 
 
@@ -26,7 +28,8 @@ def assert_within_limits(message):
     assert len(message["text"]) <= MAX_SECTION
     for block in message["blocks"]:
         for element in block.get("elements", []):
-            assert len(element.get("value", "")) <= MAX_BUTTON_VALUE
+            for button in (element, element.get("positive_button", {}), element.get("negative_button", {})):
+                assert len(button.get("value", "")) <= MAX_BUTTON_VALUE
 
 
 def test_a_long_answer_is_split_into_sections_within_slacks_limits_and_nothing_is_lost():
@@ -88,15 +91,27 @@ def test_dont_know_names_the_gap_and_where_to_ask_without_citations():
     assert "*I don't know.*" in shown
     assert "*What's missing:* Nothing covers contractors &amp; remote work." in shown
     assert "<#C42|people-ops>" in shown and "Sources" not in shown
-    assert message["blocks"][-1]["block_id"] == "feedback"
+    assert message["blocks"][-1]["type"] == "context_actions"
 
 
-def test_feedback_buttons_carry_the_answer_reference():
+def test_native_feedback_buttons_carry_the_vote_and_the_answer_reference():
     message = render_answer(answered(), ref="abc123", question="How many days?")
-    buttons = message["blocks"][-1]["elements"]
-    assert [b["action_id"] for b in buttons] == ["feedback_helpful", "feedback_not_helpful"]
-    assert json.loads(buttons[0]["value"]) == {"ref": "abc123", "status": "answered", "q": "How many days?",
-                                               "chunks": ["hb::remote-work::0"]}
+    block = message["blocks"][-1]
+    [element] = block["elements"]
+    assert block["type"] == "context_actions" and element["type"] == "feedback_buttons"
+    about = {"ref": "abc123", "status": "answered", "q": "How many days?", "chunks": ["hb::remote-work::0"]}
+    assert json.loads(element["positive_button"]["value"]) == {"vote": "helpful", **about}
+    assert json.loads(element["negative_button"]["value"]) == {"vote": "not_helpful", **about}
+
+
+def test_every_answer_block_is_valid_block_kit_by_slack_sdks_models():
+    noted = answered("Up to 3 days a week. (Note: an older source said 2 days; the 2025 handbook supersedes it.)")
+    dont_know = {**answered(), "status": "insufficient_context", "citations": [], "knowledge_gap": "No contractors."}
+    for output in (noted, dont_know):
+        for block in render_answer(output, ref="abc123", question="How many days?", ask_hint="#hr")["blocks"]:
+            parsed = Block.parse(block)
+            parsed.validate_json()  # raises on a field Slack would refuse
+            assert parsed.to_dict() == block  # and nothing the model does not know about
 
 
 def test_a_failed_run_and_a_crash_both_read_as_an_apology_with_the_reference():

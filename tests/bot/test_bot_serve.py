@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from bot.serve import serve
-from bot_harness import QUESTION, SECRET, Bot, fake, mrkdwn_of  # noqa: F401 (fixtures)
+from bot_harness import QUESTION, SECRET, Bot, answers, fake, mrkdwn_of  # noqa: F401 (fixtures)
 from rag_graph.config import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,13 +19,14 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_manifest_asks_for_exactly_what_the_bot_uses():
     manifest = yaml.safe_load((ROOT / "manifest.yml").read_text())
     assert set(manifest["oauth_config"]["scopes"]["bot"]) == {
-        "app_mentions:read", "channels:history", "groups:history", "im:history", "chat:write",
-        "commands", "reactions:write"}
+        "app_mentions:read", "assistant:write", "channels:history", "groups:history", "im:history",
+        "chat:write", "commands", "reactions:write"}
     assert manifest["settings"]["event_subscriptions"]["bot_events"] == [
-        "app_mention", "message.channels", "message.groups", "message.im"]
+        "app_mention", "assistant_thread_started", "message.channels", "message.groups", "message.im"]
     assert [c["command"] for c in manifest["features"]["slash_commands"]] == ["/citebot"]
     assert manifest["settings"]["interactivity"]["is_enabled"] is True
     assert manifest["features"]["app_home"]["messages_tab_enabled"] is True
+    assert manifest["features"]["assistant_view"]["assistant_description"]  # the AI-app view
 
 
 def test_serve_refuses_to_start_without_the_tokens_it_needs(capsys):
@@ -58,7 +59,7 @@ def test_citebot_serve_indexes_at_start_and_answers_over_http(fake, engine, corp
         assert any("Indexed 20 documents" in line for line in lines)
         bot = Bot(fake, f"http://127.0.0.1:{port}/slack/events", Settings())
         bot.mention(QUESTION)
-        assert "3 days a week" in mrkdwn_of(fake.wait_for("chat.update", timeout=30)[0])
+        assert "3 days a week" in mrkdwn_of(answers(fake)[0])
     finally:
         process.terminate()
         process.wait(timeout=10)

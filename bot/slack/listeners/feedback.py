@@ -1,31 +1,32 @@
-"""The helpful / not helpful buttons under each answer."""
+"""Slack's native feedback buttons (a feedback_buttons element) under each answer."""
 from __future__ import annotations
 
 import json
 import logging
-import re
 
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from ...feedback import FeedbackLog
-from ..render import FEEDBACK_ACTIONS
+from ..render import FEEDBACK_ACTION, VOTES
 
 log = logging.getLogger(__name__)
 THANKS = {"helpful": "Thanks, glad it helped!",
           "not_helpful": "Thanks for telling me. I've noted that this answer didn't help."}
 
 
-def record_from_click(body: dict, action: dict) -> dict:
-    """Who voted what on which answer; the button value carries the answer's ref, status,
-    question and cited chunk ids (see render._feedback)."""
+def record_from_click(body: dict, action: dict) -> dict | None:
+    """Who voted what on which answer; the clicked button's value carries the vote and the
+    answer's ref, status, question and cited chunk ids (see render._feedback)."""
     message = body.get("message") or {}
     try:
         answer = json.loads(action.get("value") or "{}")
     except ValueError:
         answer = {}
-    return {"platform": "slack", "vote": FEEDBACK_ACTIONS[action["action_id"]], "user": body["user"]["id"],
+    if answer.get("vote") not in VOTES:
+        return None
+    return {"platform": "slack", "vote": answer["vote"], "user": body["user"]["id"],
             "channel": (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id"),
             "message_ts": message.get("ts"), "thread_ts": message.get("thread_ts"),
             "ref": answer.get("ref"), "status": answer.get("status"),
@@ -33,11 +34,15 @@ def record_from_click(body: dict, action: dict) -> dict:
 
 
 def register(app: App, feedback: FeedbackLog) -> None:
-    @app.action(re.compile("^(" + "|".join(FEEDBACK_ACTIONS) + ")$"))
+    @app.action(FEEDBACK_ACTION)
     def on_feedback(ack: Ack, body: dict, action: dict, client: WebClient) -> None:
         ack()
-        record = feedback.append(record_from_click(body, action))
-        try:  # only the person who clicked sees the thanks; the buttons stay for everyone else
+        record = record_from_click(body, action)
+        if record is None:
+            log.warning("feedback click without a vote: %r", (action.get("value") or "")[:200])
+            return
+        record = feedback.append(record)
+        try:  # only the person who clicked sees the thanks
             client.chat_postEphemeral(channel=record["channel"], user=record["user"],
                                       thread_ts=record.get("thread_ts"), text=THANKS[record["vote"]])
         except SlackApiError as error:

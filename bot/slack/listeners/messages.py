@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from concurrent.futures import ThreadPoolExecutor
 
-from slack_bolt import App, BoltContext
+from slack_bolt import App, BoltContext, SayStream, SetStatus
 from slack_sdk import WebClient
 
 from ..conversation import Conversations
@@ -20,9 +20,14 @@ def register(app: App, conversations: Conversations) -> None:
     answering = ThreadPoolExecutor(ANSWER_THREADS, thread_name_prefix="citebot-answer")
 
     def handle(event: dict, context: BoltContext, client: WebClient, via_mention: bool) -> None:
+        # Bolt attaches set_status / say_stream for the event's thread (a top-level message's own ts).
+        set_status: SetStatus | None = context.get("set_status")
+        say_stream: SayStream | None = context.get("say_stream")
+
         def run() -> None:
             try:
-                conversations.handle(event, context.bot_user_id, context.bot_id, client, via_mention=via_mention)
+                conversations.handle(event, context.bot_user_id, context.bot_id, client, via_mention=via_mention,
+                                     set_status=set_status, say_stream=say_stream)
             except Exception:  # nothing else would see it: the future is never read
                 log.exception("handling a message in %s failed", event.get("channel"))
 

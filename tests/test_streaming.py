@@ -1,0 +1,24 @@
+"""A chat model's tokens become streamable sentences only once they are safe to show."""
+import re
+
+from rag_graph.generation import SentenceStream
+from rag_graph.redact import clean_for_user
+
+
+def stream(text: str) -> list[str]:
+    shown: list[str] = []
+    sentences = SentenceStream(shown.append, lambda sentence: clean_for_user(sentence, []))
+    for token in re.findall(r"\S+\s*", text):
+        sentences.feed(token)
+    return shown
+
+
+def test_a_sentence_is_shown_cleaned_once_the_next_begins_and_the_last_waits_for_the_end():
+    shown = stream("The staging password: hunter2hunter2 is rotated monthly [ops::access::0]. "
+                   "See https://evil.example/x for more [ops::access::0]. Ask in #ops [ops::access::0].")
+    assert shown == ["The staging password: [redacted] is rotated monthly.", "See [link removed] for more."]
+
+
+def test_a_refusal_is_never_streamed():
+    assert stream("INSUFFICIENT_CONTEXT") == []
+    assert stream("I am not sure. INSUFFICIENT_CONTEXT") == []
