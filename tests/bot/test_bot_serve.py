@@ -47,7 +47,8 @@ def test_citebot_serve_indexes_at_start_and_answers_over_http(fake, engine, corp
     shutil.copytree(engine.settings.db, tmp_path / "db")  # start-up refresh then embeds nothing
     env = {**os.environ, "SLACK_BOT_TOKEN": "xoxb-test", "SLACK_SIGNING_SECRET": SECRET,
            "SLACK_APP_TOKEN": "", "SLACK_API_URL": fake.url, "PORT": str(port),
-           "CITEBOT_CORPUS": str(corpus_copy), "CITEBOT_DB": str(tmp_path / "db"), "HF_HUB_OFFLINE": "1"}
+           "CITEBOT_CORPUS": str(corpus_copy), "CITEBOT_DB": str(tmp_path / "db"), "HF_HUB_OFFLINE": "1",
+           "PYTHONPATH": str(ROOT)}  # this checkout's code, whatever the venv has installed
     process = subprocess.Popen([sys.executable, "-m", "bot.cli", "serve"], env=env, cwd=tmp_path,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
