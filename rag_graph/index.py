@@ -283,7 +283,7 @@ class Index:
                     raise RefreshError(f"reload failed ({type(error).__name__}: {error}); "
                                        "the previous index keeps serving") from error
                 self._publish(table)
-            if ENTITY_TABLE not in self._db.table_names():
+            if ENTITY_TABLE not in self._db.list_tables().tables:
                 self._store_entities(corpus)
             return self._finish(corpus, 0, 0, started, table.version)
 

@@ -27,8 +27,11 @@ log = logging.getLogger(__name__)
 MAX_SUB_QUESTIONS = 3  # bounded: each costs one search
 SUB_QUESTION_TOP_K = 8  # rows fetched per part; only its best few join the ranking
 _QUESTION_WORD = r"(?:how|what|what's|when|where|who|whom|whose|which|why|do|does|did|can|could|is|are|should|will|would|may)"
-# Where one question ends and the next begins: "…limit? And how much…", "…limit and how much…".
-_CLAUSE_BREAK = re.compile(rf"\?\s+(?:and\s+|also\s+)?|[,;]?\s+(?:and|but|also|plus)\s+(?={_QUESTION_WORD}\b)", re.I)
+# Where one question ends and the next begins: "…limit? And how much…", "…limit and how much…",
+# "…on Saturdays, and in which months…" (a question word may follow its preposition).
+_PREPOSITION = r"(?:in|on|at|for|from|to|by|with|under|after|before|during)"
+_CLAUSE_BREAK = re.compile(rf"\?\s+(?:and\s+|also\s+)?|[,;]?\s+(?:and|but|also|plus)\s+"
+                           rf"(?=(?:{_PREPOSITION}\s+)?{_QUESTION_WORD}\b)", re.I)
 _COMPARED = re.compile(r"\s+(?:vs\.?|versus|compared (?:to|with)|compare (?:to|with)|as opposed to|against)\s+", re.I)
 _REFERS_BACK = re.compile(r"\b(that|this|it|these|those|them|they|there|same)\b", re.I)
 _BETWEEN = re.compile(r"\bbetween\s+(?:the\s+)?(?P<a>[^\s,?]+(?:\s+[^\s,?]+)?)\s+and\s+(?:the\s+)?(?P<b>[^\s,?]+(?:\s+[^\s,?]+)?)", re.I)
