@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -90,10 +89,18 @@ class TeamsBot:
         return activity
 
 
-def quiet_for(connector: FakeConnector, seconds: float = 0.6) -> list:
-    """What the bot sent during a short pause, typing aside: for asserting that nothing happens."""
-    time.sleep(seconds)
-    return [s for s in connector.sent() if s.kind != "typing"]
+_probes = iter(range(1, 10**6))
+
+
+def quiet_for(teams: "TeamsBot") -> list:
+    """What the bot sent for the activities delivered so far, typing aside, once it has surely
+    handled them: for asserting that nothing (more) happens. A personal question sent now and
+    answered means the bot took in every earlier activity and had a full answer's time to act on
+    it (ignoring one is far less work). The probe's own messages are left out."""
+    probe = f"a:probe-{next(_probes)}"
+    teams.say("How many days per week can employees work remotely?", conversation=probe)
+    teams.connector.wait_for(kind="message", conversation=probe, timeout=120)
+    return [s for s in teams.connector.sent() if s.kind != "typing" and s.conversation != probe]
 
 
 def ai_entity(sent) -> dict:

@@ -52,7 +52,7 @@ def test_channel_question_is_answered_in_its_reply_chain_and_the_follow_up_needs
     # Thanks in the thread, and questions in a chain Citebot never answered in, stay unanswered.
     teams.say("thanks!", conversation=thread, kind="channel")
     teams.say("what about contractors?", conversation=f"{CHANNEL};messageid=1700000900009", kind="channel")
-    assert len(quiet_for(connector)) == 2
+    assert len(quiet_for(teams)) == 2
 
 
 def test_unanswerable_question_says_i_dont_know_with_the_gap_and_where_to_ask(teams, connector):
@@ -69,7 +69,7 @@ def test_the_same_activity_delivered_twice_is_answered_once(teams, connector):
     assert teams.post(activity)[0] == 202
     assert teams.post(activity)[0] == 202
     connector.wait_for("message")
-    assert len(quiet_for(connector, 1.0)) == 1
+    assert len(quiet_for(teams)) == 1
 
 
 def test_small_talk_in_a_personal_chat_gets_a_short_reply_without_the_graph(teams, connector, engine, monkeypatch):
