@@ -72,8 +72,9 @@ def test_bench_short_mode_measures_every_step_but_scale(small, tmp_path, capsys)
     assert main(["bench", "--corpus", str(corpus), "--questions", str(questions), "--db", str(tmp_path),
                  "--skip-scale", "--repeat", "1", "--out", str(out)]) == 0
     results = json.loads(out.read_text())
-    assert results["indexing"]["chunks"] >= len(SMALL) and results["scale"] == "skipped"
-    assert results["queries"]["questions"] == len(QUESTIONS)
+    [measured] = results["corpora"]  # the one corpus asked for
+    assert measured["indexing"]["chunks"] >= len(SMALL) and results["scale"] == "skipped"
+    assert measured["queries"]["questions"] == len(QUESTIONS)
     assert results["serve"]["status"] == "ok" and results["serve"]["peak_rss_mb"] > 0
     table = capsys.readouterr().out
     assert "skipped (--skip-scale)" in table and "serve peak RSS" in table
