@@ -166,15 +166,15 @@ def test_a_second_reload_while_one_runs_is_refused(served, small_corpus, monkeyp
     """Two real reloads at once: the first is held inside its embedding step while the second starts."""
     _add_new_fact(small_corpus)
     embedding, release = threading.Event(), threading.Event()
-    encode = served.index.embedder.encode
+    encode = served.index.embedder.encode_chunks
 
-    def held(texts):
+    def held(*args, **kwargs):
         if not embedding.is_set():  # only the first reload waits; anything later runs freely
             embedding.set()
             assert release.wait(120)
-        return encode(texts)
+        return encode(*args, **kwargs)
 
-    monkeypatch.setattr(served.index.embedder, "encode", held)
+    monkeypatch.setattr(served.index.embedder, "encode_chunks", held)
     with ThreadPoolExecutor(1) as pool:
         first = pool.submit(served.refresh)
         assert embedding.wait(120), "the first reload never reached its embedding step"

@@ -42,12 +42,17 @@ def split_question(question: str, gazetteer: Gazetteer | None = None) -> list[st
     own, carried = split_follow_up(question)
     clauses = _clauses(own)
     parts = clauses if len(clauses) > 1 else _comparison(own, gazetteer)
-    parts = [p for p in parts if _content(p)][:MAX_SUB_QUESTIONS]
+    # A later part must ask something of its own: a stray "#general" after the "?" is no question.
+    parts = [p for n, p in enumerate(parts) if _content(p) and (n == 0 or _asks(p))][:MAX_SUB_QUESTIONS]
     if len(parts) < 2:
         return []
     if carried:  # a follow-up's borrowed subject belongs to every part
         parts = [f"{p} {carried}" for p in parts]
     return [_completed(re.sub(r"\s+", " ", p).strip(" ?"), parts) for p in parts]
+
+
+def _asks(part: str) -> bool:
+    return bool(set(words(part)) & QUESTION_WORDS) or len(_content(part)) >= 2
 
 
 def _content(text: str) -> list[str]:

@@ -57,7 +57,7 @@ def test_one_process_serves_slack_and_teams_from_one_index(fake, engine, corpus_
             lines.append(line)
         assert sum("Indexed 20 documents" in line for line in lines) == 1  # one engine for both
         Bot(fake, f"http://127.0.0.1:{slack_port}/slack/events", Settings()).mention(QUESTION)
-        assert "3 days a week" in mrkdwn_of(fake.wait_for("chat.update", timeout=30)[0])
+        assert "3 days a week" in mrkdwn_of(fake.wait_for("chat.postMessage", timeout=30)[0])
         with FakeConnector() as connector:
             TeamsBot(connector, f"http://127.0.0.1:{teams_port}/api/messages", Settings()).say(QUESTION)
             assert "3 days a week" in connector.wait_for(timeout=30)[0].text
