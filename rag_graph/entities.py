@@ -130,9 +130,6 @@ class Gazetteer:
                 i += 1
         return out
 
-    def documents_of(self, entity: Entity) -> set[str]:
-        return {e.source_id for e in self.by_key.get(entity.key, [])}
-
 
 def _most_specific(entities: list[Entity]) -> Entity:
     """One name can be a title, a heading and a name at once: a person first, then a document."""

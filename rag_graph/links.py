@@ -6,8 +6,6 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
-PLACEHOLDERS = ("{path}", "{slug}")
-
 
 def source_url(template: str, path: str) -> str:
     """`{path}`: the file's path below the corpus folder, each segment URL-quoted, extension kept;
