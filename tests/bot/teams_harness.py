@@ -15,6 +15,7 @@ import pytest
 from aiohttp import web
 
 from bot.teams.app import MESSAGES_PATH, build_web_app, sdk_config
+from bot_harness import QUESTION
 from fake_connector import FakeConnector
 from rag_graph.config import Settings
 
@@ -98,7 +99,7 @@ def quiet_for(teams: "TeamsBot") -> list:
     answered means the bot took in every earlier activity and had a full answer's time to act on
     it (ignoring one is far less work). The probe's own messages are left out."""
     probe = f"a:probe-{next(_probes)}"
-    teams.say("How many days per week can employees work remotely?", conversation=probe)
+    teams.say(QUESTION, conversation=probe)
     teams.connector.wait_for(kind="message", conversation=probe, timeout=120)
     return [s for s in teams.connector.sent() if s.kind != "typing" and s.conversation != probe]
 
