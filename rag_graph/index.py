@@ -26,6 +26,7 @@ from lancedb.rerankers import RRFReranker
 from .embeddings import Embedder, checked
 from .entities import Gazetteer, extract
 from .entities import rows as entity_rows
+from .errors import IndexNotReady, RefreshError, RefreshInProgress
 from .ingest import Chunk, Corpus, load_corpus
 from .text import sentences, terms
 from .vector_store import VectorStore
@@ -43,18 +44,6 @@ _STORED = ["chunk_id", "source_id", "title", "section", "anchor", "url", "chunk_
            "content_hash"]
 VOCABULARY_DIR = "vocabulary"  # chunk frequency of every term, one file per published version
 _KEEP_VOCABULARIES = 3
-
-
-class RefreshError(RuntimeError):
-    """The refresh did not happen; the previous version keeps serving."""
-
-
-class RefreshInProgress(RefreshError):
-    pass
-
-
-class IndexNotReady(RuntimeError):
-    pass
 
 
 @dataclass
