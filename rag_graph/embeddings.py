@@ -125,7 +125,9 @@ class Embedder:
                 else:
                     alone.append((i, j))
         if alone:
-            for (i, j), vector in zip(alone, self.encode([parts[i][j] for i, j in alone])):
+            with all_cores():
+                encoded = self.encode([parts[i][j] for i, j in alone])
+            for (i, j), vector in zip(alone, encoded):
                 part_vectors[i][j] = vector
         return _unit(vectors), [_unit(p) for p in part_vectors]
 
