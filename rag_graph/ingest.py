@@ -24,7 +24,8 @@ log = logging.getLogger(__name__)
 
 # Only these front matter fields are ever stored; everything else (owner_email, internal_notes,
 # any field a writer invents) is internal by default, so a new field cannot leak by accident.
-PUBLIC_FIELDS = ("source_id", "title", "url", "effective_date", "status", "superseded_by", "authority")
+PUBLIC_FIELDS = ("source_id", "title", "url", "effective_date", "status", "superseded_by", "authority",
+                 "keywords", "tags")
 INTERNAL_MARK = "<!-- internal -->"
 MAX_CHUNK_CHARS = 700
 # README.md / SOURCE.md describe a folder of documents rather than being one of them.
@@ -68,6 +69,7 @@ class Document:
     superseded_by: str = ""
     authority: int = 1
     links: list[str] = field(default_factory=list)  # relative paths of linked corpus documents
+    keywords: list[str] = field(default_factory=list)  # the page's own search terms (front matter)
 
 
 @dataclass
@@ -164,7 +166,20 @@ def parse_document(raw: str, relative_path: str) -> Document:
         authority=authority,
         links=[target for _, target in _MD_LINK.findall(body) if _DOCUMENT_SUFFIX.search(target.split("#")[0])]
         + shortcode_links,
+        keywords=_keywords(meta),
     )
+
+
+def _keywords(meta: dict) -> list[str]:
+    """`keywords:` or `tags:` of the front matter, a list or a comma-separated line: the words a
+    docs site's own search finds the page by ("subsidy" for the Transit Benefit page), which an
+    employee often uses where the page's prose does not."""
+    found = []
+    for name in ("keywords", "tags"):
+        value = meta.get(name)
+        items = value if isinstance(value, list) else str(value or "").split(",")
+        found += [str(item).strip() for item in items if str(item).strip()]
+    return list(dict.fromkeys(found))
 
 
 def render_shortcodes(body: str) -> tuple[str, list[str]]:
@@ -377,6 +392,8 @@ def chunk_document(document: Document, limit: int = MAX_CHUNK_CHARS) -> list[Chu
             path = path[1:]
         section_name = HEADER_SEP.join(path)
         header = HEADER_SEP.join([document.title, *path])
+        if document.keywords:  # searched and embedded with every chunk; never quoted in an answer
+            header += f"\n({', '.join(document.keywords)})"
         slug = section.slug or "intro"
         for n, body in enumerate(_windows(_paragraphs(section.lines), limit)):
             text = f"{header}\n\n{body}"

@@ -202,3 +202,14 @@ def test_html_links_read_as_their_text():
 def test_code_samples_keep_their_template_syntax():
     doc = parse_document("# Deploy\n\nSet the image:\n\n```yaml\nimage: {{ .Values.image }}\n```\n", "d.md")
     assert "image: {{ .Values.image }}" in chunk_document(doc)[0].text
+
+
+def test_a_pages_own_search_keywords_are_searched_with_every_chunk_but_never_quoted():
+    # Docs sites list the words readers search by ("subsidy") that the prose may never use.
+    document = parse_document("---\ntitle: Transit Benefit\nkeywords: transit, subsidy, bus fare\n"
+                              "tags: [commuting]\n---\n\n## Enrolling\n\nRegister in the commuter portal.\n",
+                              "benefits/transit.md")
+    assert document.keywords == ["transit", "subsidy", "bus fare", "commuting"]
+    [chunk] = chunk_document(document)
+    assert "subsidy" in chunk.text and "bus fare" in chunk.text and "commuting" in chunk.text
+    assert "subsidy" not in chunk.body  # the answer is drawn from the body alone
