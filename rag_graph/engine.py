@@ -142,6 +142,10 @@ class Engine:
                      for s in (state.get("draft_answer") or {}).get("sentences", [])]
         return output, [s for s in sentences if s["text"]]
 
+    def embed(self, texts: list[str]):
+        """Vectors of short texts with the index's own model (the gap report groups questions)."""
+        return self.embedder.encode_passages(texts)
+
     def warm_up(self) -> None:
         """Load the model and the vocabulary before the first real question."""
         self.embedder.encode_query("warm up")
