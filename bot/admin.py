@@ -102,7 +102,7 @@ class Admin:
         log.info("gap report requested by %s", user_id)
         found = topics(gap_log(self.settings).read(GAPS_WINDOW), self.engine.embed)
         title = self.markup.bold.format("What readers could not find (last 30 days)")
-        return f"{title}\n{self.markup.escape(report_text(found, limit=GAPS_SHOWN))}"
+        return f"{title}\n{self.markup.escape(report_text(found, limit=GAPS_SHOWN, bold=self.markup.bold))}"
 
     def reload(self, user_id: str, allowed: bool, respond: Callable[[str], object]) -> None:
         """Runs after the platform acknowledged the command; every message goes to the admin
