@@ -15,6 +15,7 @@ import pytest
 from bot.access import Access
 from bot.slack.render import PLACEHOLDER
 from bot_harness import ADMIN, fake, mrkdwn_of, start_bot  # noqa: F401 (fixtures)
+from teams_harness import ADMIN_AAD, connector, start_teams  # noqa: F401 (fixtures)
 from rag_graph.config import Settings
 from rag_graph.engine import Engine
 
@@ -36,6 +37,7 @@ FORMS = {  # form -> (question, history asked before it in the same place, or No
 }
 CANARY = {"conflict": LEAVE_PILOT}
 MEMBERS = {"S0PEOPLE": {"U0MEMBER"}}
+HR_AAD = "6f1c2e0a-0000-4000-8000-00000000beef"  # people-ops in tests/fixtures/access.yml
 PLACES = {  # place -> (how the bot resolves it, may it read people-ops documents)
     "#hr-team channel": (lambda a: a.for_channel("C0HRTEAM"), True),
     "#general channel": (lambda a: a.for_channel("C0GENERAL"), False),
@@ -171,3 +173,29 @@ def test_in_slack_the_channel_or_the_dm_asker_decides_and_gaps_are_logged(start_
     report = fake.wait_for("response_url", timeout=60, predicate=lambda c: c.path == "/response/report")[0]
     assert "only Citebot admins" in refused.args["text"]
     assert "1. *What is the severance approval code?* (2×: 2 unanswered, 2 asker(s))" in report.args["text"]
+
+
+# --- Teams: the personal chat's asker, or the channel; `gaps` for admins in a personal chat -----
+
+def test_in_teams_the_personal_chats_asker_or_the_channel_decides(start_teams, engine, connector, tmp_path):
+    teams = start_teams(engine, access_path=ACCESS_FILE, gaps_path=tmp_path / "gaps.jsonl")
+    question = FORMS["direct"][0]
+    places = [("a:hr-lead", "personal", HR_AAD, {}, True), ("a:someone", "personal", "aad-someone", {}, False),
+              ("19:hr@thread.tacv2;messageid=1", "channel", "aad-someone",
+               {"channelData": {"channel": {"id": "C0HRTEAM"}, "team": {"id": "T0HR"}}}, True),
+              ("19:general@thread.tacv2;messageid=2", "channel", HR_AAD,
+               {"channelData": {"channel": {"id": "19:general@thread.tacv2"}}}, False)]
+    for conversation, kind, user, extra, _ in places:
+        teams.say(question, conversation=conversation, kind=kind, user=user, mention=kind == "channel", **extra)
+    for conversation, _, _, _, allowed in places:
+        [reply] = connector.wait_for(kind="message", conversation=conversation, timeout=120)
+        assert (SEVERANCE in reply.text) is allowed, conversation
+        if not allowed:
+            assert not [t for t in TRACES if t in json.dumps(reply.activity)] and "I don't know" in reply.text
+
+    teams.say("gaps", conversation="a:admin", user=ADMIN_AAD)
+    [report] = connector.wait_for(kind="message", conversation="a:admin", timeout=60)
+    assert "**What is the severance approval code?** (2×" in report.text
+    teams.say("gaps", conversation="19:general@thread.tacv2;messageid=3", kind="channel", mention=True, user=ADMIN_AAD)
+    [declined] = connector.wait_for(kind="message", conversation="19:general@thread.tacv2;messageid=3")
+    assert "personal chat" in declined.text and "severance" not in declined.text
