@@ -123,6 +123,23 @@ def test_a_channel_limited_to_a_folder_answers_only_from_it(engine):
                                 access={"audiences": ["security"]})["answer"]
 
 
+def test_every_read_of_a_question_is_filtered_inside_the_index(engine):
+    public, hr = engine.index.scoped(None), engine.index.scoped({"audiences": ["people-ops"]})
+    # a prefilter: the best match is restricted, yet a permitted row still fills the top 1
+    for mode in ("hybrid", "semantic", "keyword"):
+        [row] = public.search("severance approval code", mode=mode, top_k=1)
+        assert row["source_id"] not in ("severance-procedure", "leave-memo-2026"), mode
+        assert hr.search("severance approval code", mode=mode, top_k=1)[0]["source_id"] == "severance-procedure"
+    # a public section linking to a restricted document does not pull it in
+    chunk = {"chunk_id": "parental-leave::length-of-leave::0", "source_id": "parental-leave",
+             "anchor": "length-of-leave", "links": ["leave-memo-2026"], "superseded_by": ""}
+    assert "leave-memo-2026" in {r["source_id"] for r in engine.index.related([chunk])}
+    assert "leave-memo-2026" not in {r["source_id"] for r in public.related([chunk])}
+    # nor do its words or names reach the term counts and the gazetteer
+    assert "zephyrquill" in hr.vocabulary()[0] and "zephyrquill" not in public.vocabulary()[0]
+    assert hr.entities().mentions("the Severance Procedure") and not public.entities().mentions("the Severance Procedure")
+
+
 def test_suggested_prompts_come_only_from_public_documents(engine):
     prompts = json.dumps(engine.suggested_prompts(limit=10))
     assert prompts != "[]" and not [trace for trace in TRACES if trace in prompts]
