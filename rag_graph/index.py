@@ -160,6 +160,9 @@ class Index:
 
     def where(self, scope: Scope) -> str:
         """The scope as one SQL filter over the chunk table."""
+        if "audience" not in self.table.schema.names:
+            # Built before audiences were stored, it may hold restricted documents as public ones.
+            raise IndexNotReady("the index predates document audiences: run `citebot index` to rebuild it")
         clause = audience_clause(scope.audiences)
         if scope.sources:
             # Globs become the ids of the documents they match: a plain IN filter, exact for `*`

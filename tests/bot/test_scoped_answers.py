@@ -216,3 +216,22 @@ def test_in_teams_the_personal_chats_asker_or_the_channel_decides(start_teams, e
     teams.say("gaps", conversation="19:general@thread.tacv2;messageid=3", kind="channel", mention=True, user=ADMIN_AAD)
     [declined] = connector.wait_for(kind="message", conversation="19:general@thread.tacv2;messageid=3")
     assert "personal chat" in declined.text and "severance" not in declined.text
+
+
+def test_citebot_ask_and_eval_answer_as_a_channel_or_a_user(engine, tmp_path, monkeypatch, capsys):
+    from bot.cli import main
+
+    monkeypatch.chdir(tmp_path)  # no .env in reach
+    monkeypatch.setenv("CITEBOT_ACCESS", str(ACCESS_FILE))
+    where = ["--corpus", str(CORPUS), "--db", engine.settings.db]  # indexed already: nothing to embed
+    question = FORMS["direct"][0]
+    for place, allowed in ((["--channel", "C0HRTEAM"], True), (["--channel", "C0GENERAL"], False),
+                           (["--as-user", "U0HRLEAD"], True), (["--as-user", "U0OTHER"], False), ([], False)):
+        main(["ask", question, *where, *place])
+        assert (SEVERANCE in capsys.readouterr().out) is allowed, place
+    tests = tmp_path / "q.jsonl"
+    tests.write_text(json.dumps({"question": question, "keywords": ["ZEPHYRQUILL"], "category": "canary"}) + "\n")
+    for place, allowed in ((["--channel", "C0HRTEAM"], True), (["--as-user", "U0OTHER"], False)):
+        assert main(["eval", "--tests", str(tests), *where, *place, "--out", str(tmp_path / "r.json")]) == 0
+        [entry] = json.loads((tmp_path / "r.json").read_text())["questions"]
+        assert (SEVERANCE in entry["final_output"]["answer"]) is allowed, place
