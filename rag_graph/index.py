@@ -156,7 +156,7 @@ class Index:
 
     def scoped(self, scope: Scope | dict | None) -> ScopedIndex:
         """This index as a question in `scope` may read it (None: documents for everyone)."""
-        return ScopedIndex(self, self.where(Scope.of(scope)))
+        return ScopedIndex(self, Scope.of(scope))
 
     def where(self, scope: Scope) -> str:
         """The scope as one SQL filter over the chunk table."""

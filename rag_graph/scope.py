@@ -65,10 +65,18 @@ def matches(path: str, globs: tuple[str, ...]) -> bool:
 
 class ScopedIndex:
     """The Retriever the graph reads through for one question: the Index, with the scope's
-    `where` clause on every read."""
+    `where` clause on every read. The clause is made at the first read, so that a missing index
+    fails where the graph expects it (prepare_corpus_index), not before the question starts."""
 
-    def __init__(self, index, where: str):
-        self.index, self.where = index, where
+    def __init__(self, index, scope: Scope):
+        self.index, self.scope = index, scope
+        self._where: str | None = None
+
+    @property
+    def where(self) -> str:
+        if self._where is None:
+            self._where = self.index.where(self.scope)
+        return self._where
 
     def search(self, query: str, mode: str = "hybrid", top_k: int = 8, query_vector=None) -> list[dict]:
         return self.index.search(query, mode, top_k, query_vector=query_vector, where=self.where)
