@@ -228,6 +228,8 @@ def report_text(found: list[dict], limit: int | None = None, bold: str = "{}") -
         for example in topic["examples"]:
             if example != topic["topic"]:
                 lines.append(f"   - {example}")
+        if topic["knowledge_gap"]:
+            lines.append(f"   gap: {topic['knowledge_gap']}")
         if topic["nearest_documents"]:
             lines.append(f"   nearest documents: {', '.join(topic['nearest_documents'])}")
         for comment in topic["comments"]:
