@@ -8,17 +8,22 @@ import threading
 import uuid
 import weakref
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from importlib.metadata import PackageNotFoundError, version
 from typing import Callable
 
 from rag_graph.config import Settings
 from rag_graph.engine import RefreshError, RefreshInProgress, RefreshStats
 
+from .gaps import gap_log, report_text, topics
+
 log = logging.getLogger(__name__)
 
-COMMANDS = ("status", "reload", "help")
+COMMANDS = ("status", "reload", "gaps", "help")
 REFUSED = "Sorry, only Citebot admins can reload the documents. Ask an admin if something looks out of date."
+GAPS_REFUSED = "Sorry, only Citebot admins can see what readers could not find."
+GAPS_SHOWN = 5  # topics in chat; `citebot gaps` prints them all
+GAPS_WINDOW = timedelta(days=30)
 BUSY = "A reload is already running. I'll keep serving the current documents; try again when it has finished."
 
 
@@ -42,6 +47,7 @@ def help_text(markup: Markup) -> str:
             f"• {markup.ask}. Ask follow-ups in the same thread; no need to mention me again.\n"
             f"• `{command('status')}`: index version, documents, chunks, last reload\n"
             f"• `{command('reload')}`: re-read the documents after they changed (admins only)\n"
+            f"• `{command('gaps')}`: what readers asked and could not find, last 30 days (admins only)\n"
             f"• `{command('help')}`: this message")
 
 
@@ -87,6 +93,16 @@ class Admin:
 
     def help(self) -> str:
         return help_text(self.markup)
+
+    def gaps(self, user_id: str, allowed: bool) -> str:
+        """The most asked topics the documents could not answer (groups questions with the
+        model, so it runs after the platform acknowledged the command)."""
+        if not allowed:
+            return GAPS_REFUSED
+        log.info("gap report requested by %s", user_id)
+        found = topics(gap_log(self.settings).read(GAPS_WINDOW), self.engine.embed)
+        title = self.markup.bold.format("What readers could not find (last 30 days)")
+        return f"{title}\n{self.markup.escape(report_text(found, limit=GAPS_SHOWN, bold=self.markup.bold))}"
 
     def reload(self, user_id: str, allowed: bool, respond: Callable[[str], object]) -> None:
         """Runs after the platform acknowledged the command; every message goes to the admin

@@ -1,4 +1,4 @@
-"""`citebot index|ask|chat|graph|demo|eval|bench|serve`."""
+"""`citebot index|ask|chat|graph|demo|eval|bench|gaps|serve`."""
 from __future__ import annotations
 
 import argparse
@@ -32,6 +32,25 @@ def _engine(args, refresh: bool = True):
     if refresh:
         engine.refresh()  # skipped files are logged as warnings
     return engine
+
+
+def _access(args):
+    """The scope of the place `--channel` / `--as-user` name (the channel decides, as in chat);
+    neither: the documents meant for everyone."""
+    from bot.access import Access
+
+    if not (args.channel or args.as_user):
+        return None
+    settings = _settings(args)
+    access = Access.load(settings.access_path)
+    if args.channel:
+        return access.for_channel(args.channel)
+    if settings.slack_bot_token:  # Slack user groups are resolved as the bot resolves them
+        from bot.slack.app import web_client
+        from bot.slack.usergroups import UsergroupMembers
+
+        return access.for_user(args.as_user, UsergroupMembers(web_client(settings)))
+    return access.for_user(args.as_user)
 
 
 def format_answer(output: dict) -> str:
@@ -69,13 +88,15 @@ def cmd_index(args) -> int:
 
 def cmd_ask(args) -> int:
     history = json.loads(Path(args.history).read_text()) if args.history else []
+    access = _access(args)
     engine = _engine(args)
-    output = engine.ask(args.question, history)
+    output = engine.ask(args.question, history, access=access)
     print(json.dumps(output, indent=2, ensure_ascii=False) if args.json else format_answer(output))
     return 0 if output["status"] != "failed" else 1
 
 
 def cmd_chat(args) -> int:
+    access = _access(args)
     engine = _engine(args)
     history: list[dict] = []
     interactive = sys.stdin.isatty()
@@ -85,7 +106,7 @@ def cmd_chat(args) -> int:
         question = line.strip()
         if not question:
             break
-        output = engine.ask(question, history)
+        output = engine.ask(question, history, access=access)
         print(("" if interactive else f"> {question}\n") + format_answer(output) + "\n", flush=True)
         history += [{"role": "user", "content": question}, {"role": "assistant", "content": output["answer"]}]
         history = history[-2 * engine.settings.history_turns:]
@@ -120,7 +141,28 @@ def cmd_demo(args) -> int:
 def cmd_eval(args) -> int:
     from rag_graph.evaluation import main
 
+    args.access = _access(args)
     return main(args)
+
+
+def cmd_gaps(args) -> int:
+    from bot.gaps import gap_log, parse_since, report_text, topics
+
+    try:
+        since = parse_since(args.since) if args.since else None
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    settings = _settings(args)
+    records = gap_log(settings).read(since)
+    found = topics(records, _engine(args, refresh=False).embed) if records else []
+    if args.json:
+        print(json.dumps({"records": len(records), "topics": found}, indent=2, ensure_ascii=False))
+    else:
+        window = f"last {args.since}" if args.since else f"last {settings.gap_retention_days} days"
+        print(f"{len(records)} unanswered question(s) and negative vote(s), {len(found)} topic(s), {window}:")
+        print(report_text(found))
+    return 0
 
 
 def cmd_bench(args) -> int:
@@ -148,16 +190,21 @@ def build_parser() -> argparse.ArgumentParser:
         sub.set_defaults(handler=handler)
         return sub
 
+    def place(sub):
+        sub.add_argument("--channel", help="answer as in this channel (a Slack or Teams channel id of CITEBOT_ACCESS)")
+        sub.add_argument("--as-user", help="answer as in a DM with this user (Slack user id or Teams AAD object id)")
+        return sub
+
     command("index", cmd_index, "build or refresh the index").add_argument("--json", action="store_true")
-    ask = command("ask", cmd_ask, "answer one question")
+    ask = place(command("ask", cmd_ask, "answer one question"))
     ask.add_argument("question")
     ask.add_argument("--history", help="JSON file: a list of {role, content} turns before the question")
     ask.add_argument("--json", action="store_true", help="print the graph's final_output")
-    command("chat", cmd_chat, "a terminal conversation: each line is the next turn of one thread")
+    place(command("chat", cmd_chat, "a terminal conversation: each line is the next turn of one thread"))
     command("graph", cmd_graph, "print the flow as a Mermaid diagram", corpus=False).add_argument(
         "--mermaid", action="store_true", help="(the default and only format)")
     command("demo", cmd_demo, "index the corpus and answer three sample questions")
-    ev = command("eval", cmd_eval, "measure retrieval and answer quality on a question set")
+    ev = place(command("eval", cmd_eval, "measure retrieval and answer quality on a question set"))
     ev.add_argument("--tests", required=True, help="JSONL question set")
     ev.add_argument("--split", choices=("all", *SPLITS), default="all",
                     help="score the dev half, the test half, or all (also reports each half)")
@@ -173,6 +220,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--skip-scale", action="store_true", help="skip the 10k/100k/1M synthetic step")
     bench.add_argument("--repeat", type=int, default=3, help="timed passes over the questions")
     bench.set_defaults(handler=cmd_bench)
+    gaps = command("gaps", cmd_gaps, "what readers asked and could not find, grouped into topics")
+    gaps.add_argument("--since", help="only this recent: 30d, 12h, 2w (default: the whole retention period)")
+    gaps.add_argument("--json", action="store_true")
     command("serve", cmd_serve, "run the bot: Slack and/or Microsoft Teams, whichever is configured")
     return parser
 

@@ -12,6 +12,8 @@ from typing import Callable, Mapping
 from rag_graph.config import Settings
 from rag_graph.engine import RefreshError
 
+from .access import Access
+
 log = logging.getLogger(__name__)
 NOTHING_TO_SERVE = ("nothing to serve: set SLACK_BOT_TOKEN for Slack, or CITEBOT_TEAMS=1 / "
                     "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__CLIENTID for Microsoft Teams")
@@ -64,6 +66,7 @@ def serve(settings: Settings, env: Mapping[str, str] | None = None) -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
+    Access.load(settings.access_path)  # a bad access file stops us before anything is indexed
     engine = _engine(settings)
     # The last platform (Teams' aiohttp loop, when present) keeps the main thread and its signals.
     for run in runners[:-1]:

@@ -85,6 +85,10 @@ class Settings(BaseSettings):
     ask_hint: str = env("CITEBOT_ASK_HINT", "#people-ops")
     feedback_path: Path = env("CITEBOT_FEEDBACK", Path(".citebot/feedback.jsonl"))
     history_turns: int = env("CITEBOT_HISTORY_TURNS", 8, ge=0)
+    access_path: Path | None = env("CITEBOT_ACCESS", None)  # who may see what (bot/access.py)
+    gaps_path: Path = env("CITEBOT_GAPS", Path(".citebot/gaps.jsonl"))  # unanswered questions, bad votes
+    gap_retention_days: int = env("CITEBOT_GAP_RETENTION_DAYS", 90, ge=1)
+    gap_salt: str | None = env("CITEBOT_GAP_SALT", None, repr=False)  # None = generated beside the log
     source_url: LinkTemplate | None = env("CITEBOT_SOURCE_URL", None)  # links for documents without a `url`
     # Teams is served when asked for or when the Agents SDK has a client id (its own setting).
     teams: bool = env("CITEBOT_TEAMS", False)

@@ -2,6 +2,7 @@
 shared by the CLI, `citebot eval` and the Slack bot."""
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from typing import Callable
@@ -14,12 +15,13 @@ from .graph import build_graph
 from .index import Index, IndexNotReady, RefreshError, RefreshInProgress, RefreshStats
 from .nodes.finalize import GENERIC_FAILURE, final_output
 from .redact import clean_for_user
+from .scope import Scope
 from .state import FinalOutput, State
 from .suggestions import suggested_prompts
 
 log = logging.getLogger(__name__)
 # What the bot may catch and read: it reaches retrieval only through the Engine.
-__all__ = ["Engine", "RefreshError", "RefreshInProgress", "RefreshStats"]
+__all__ = ["Engine", "RefreshError", "RefreshInProgress", "RefreshStats", "Scope"]
 
 
 class Engine:
@@ -30,6 +32,7 @@ class Engine:
         if generator is None:
             generator = (ChatModelGenerator(load_chat_model(settings.llm)) if settings.llm
                          else ExtractiveGenerator(self.index.vocabulary, self.embedder, self.index.entities))
+        self._offline = generator if isinstance(generator, ExtractiveGenerator) else None
         self.deps = Deps(retriever=self.index, embedder=self.embedder, generator=generator,
                          source_url=settings.source_url or "")
         self.graph = build_graph()
@@ -56,18 +59,31 @@ class Engine:
         except IndexNotReady:
             return None
 
+    def _deps(self, access: Scope | dict | None) -> Deps:
+        """The dependencies of one question: every read of the index goes through its scope."""
+        if self.deps.retriever is not self.index:
+            return self.deps  # a retriever swapped in whole (the fault tests' wrappers) is read as given
+        reader = self.index.scoped(access)
+        generator = self.deps.generator
+        if generator is self._offline:  # it reads term counts and names: those of the scope
+            generator = ExtractiveGenerator(reader.vocabulary, self.embedder, reader.entities)
+        return dataclasses.replace(self.deps, retriever=reader, generator=generator)
+
     def run(self, question: str, history: list[dict] | None = None,
-            on_text: Callable[[str], None] | None = None) -> State:
+            on_text: Callable[[str], None] | None = None, access: Scope | dict | None = None) -> State:
         """The whole final state: `citebot eval` reads the ranked chunks from it. With `on_text`,
-        a chat model's answer is also handed over sentence by sentence while it is written."""
+        a chat model's answer is also handed over sentence by sentence while it is written.
+        `access` is what the place that asked may read (`{audiences: [...], sources: [globs]}`,
+        see scope.py); None means the documents meant for everyone."""
         graph_input = {"input": question, "history": history or [],
                        "retrieval_config": self.settings.retrieval.as_dict()}
         started = time.perf_counter()
         try:
+            deps = self._deps(access)
             if on_text is None:
-                state = self.graph.invoke(graph_input, context=self.deps)
+                state = self.graph.invoke(graph_input, context=deps)
             else:
-                state = self._stream(graph_input, on_text)
+                state = self._stream(graph_input, on_text, deps)
         except EmbeddingError:
             # The evidence cannot be vetted without the model: a known fault, not a bug.
             log.exception("the embedding model failed during a question")
@@ -84,15 +100,15 @@ class Engine:
         return state
 
     def ask(self, question: str, history: list[dict] | None = None,
-            on_text: Callable[[str], None] | None = None) -> FinalOutput:
-        return self.run(question, history, on_text)["final_output"]
+            on_text: Callable[[str], None] | None = None, access: Scope | dict | None = None) -> FinalOutput:
+        return self.run(question, history, on_text, access)["final_output"]
 
-    def _stream(self, graph_input: dict, on_text: Callable[[str], None]) -> State:
+    def _stream(self, graph_input: dict, on_text: Callable[[str], None], deps: Deps) -> State:
         """LangGraph's "messages" stream carries the chat model's tokens from inside
         generate_answer; only the first draft streams (a retry's text could only contradict it)."""
         sentences = SentenceStream(on_text, lambda text: clean_for_user(text, []))
         draft_id, state = None, None
-        for mode, data in self.graph.stream(graph_input, context=self.deps, stream_mode=["messages", "values"]):
+        for mode, data in self.graph.stream(graph_input, context=deps, stream_mode=["messages", "values"]):
             if mode == "values":
                 state = data
                 continue
@@ -103,19 +119,21 @@ class Engine:
         return state
 
     def suggested_prompts(self, limit: int = 4) -> list[dict]:
-        """Questions the corpus can answer, for Slack's Messages tab (cached per index version)."""
+        """Questions the corpus can answer, for Slack's Messages tab (cached per index version);
+        drawn from documents meant for everyone, since anyone may open the tab."""
         version = self.index.version
         if version is None:
             return []
         if self._prompts[0] != version:
-            rows = self.index.fetch("chunk_index = 0", limit=1_000_000)
+            rows = self.index.scoped(None).fetch("chunk_index = 0", limit=1_000_000)
             self._prompts = (version, suggested_prompts(rows, limit))
         return self._prompts[1]
 
-    def ask_cited(self, question: str, history: list[dict] | None = None) -> tuple[FinalOutput, list[dict]]:
+    def ask_cited(self, question: str, history: list[dict] | None = None,
+                  access: Scope | dict | None = None) -> tuple[FinalOutput, list[dict]]:
         """final_output plus the answer's sentences `[{text, chunk_ids}]`, each cleaned like the
         answer itself, for platforms that mark every sentence with the sources it rests on."""
-        state = self.run(question, history)
+        state = self.run(question, history, access=access)
         output = state["final_output"]
         if output["status"] != "answered":
             return output, []
@@ -123,6 +141,10 @@ class Engine:
         sentences = [{"text": clean_for_user(s["text"], urls), "chunk_ids": list(s.get("chunk_ids", []))}
                      for s in (state.get("draft_answer") or {}).get("sentences", [])]
         return output, [s for s in sentences if s["text"]]
+
+    def embed(self, texts: list[str]):
+        """Vectors of short texts with the index's own model (the gap report groups questions)."""
+        return self.embedder.encode_passages(texts)
 
     def warm_up(self) -> None:
         """Load the model and the vocabulary before the first real question."""

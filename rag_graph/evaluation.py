@@ -302,12 +302,13 @@ def _settings(args) -> Settings:
     return settings.model_copy(update={"top_k": max(settings.top_k, args.k)})
 
 
-def evaluate(engine, cases: list[Case], k: int) -> tuple[list[dict], list[dict]]:
-    """Run every question through the graph: (report entries, per-question scores)."""
+def evaluate(engine, cases: list[Case], k: int, access=None) -> tuple[list[dict], list[dict]]:
+    """Run every question through the graph, as asked in the place whose scope is `access`
+    (None: documents for everyone): (report entries, per-question scores)."""
     entries, all_scores = [], []
     for case in cases:
         started = time.perf_counter()
-        state = engine.run(case.question, case.history)
+        state = engine.run(case.question, case.history, access=access)
         latency_ms = (time.perf_counter() - started) * 1000
         ranked = state.get("ranked_chunks", [])[:k]
         output = state["final_output"]
@@ -394,7 +395,7 @@ def main(args) -> int:
     engine = Engine(settings)
     stats = engine.refresh()
     engine.warm_up()
-    entries, scores = evaluate(engine, cases, args.k)
+    entries, scores = evaluate(engine, cases, args.k, getattr(args, "access", None))
 
     baseline_scores = baseline_index = None
     if args.baseline:

@@ -28,6 +28,7 @@ from .entities import Gazetteer, extract
 from .entities import rows as entity_rows
 from .errors import IndexNotReady, RefreshError, RefreshInProgress
 from .ingest import Chunk, Corpus, load_corpus
+from .scope import Scope, ScopedIndex, audience_clause, matches
 from .text import sentences, terms
 from .vector_store import VectorStore
 
@@ -41,7 +42,7 @@ SERVING_TAG = "serving"
 MODES = ("semantic", "keyword", "hybrid")
 _STORED = ["chunk_id", "source_id", "title", "section", "anchor", "url", "chunk_index", "body",
            "text", "status", "effective_date", "authority", "superseded_by", "links", "path",
-           "content_hash"]
+           "audience", "content_hash"]
 VOCABULARY_DIR = "vocabulary"  # chunk frequency of every term, one file per published version
 _KEEP_VOCABULARIES = 3
 
@@ -71,7 +72,7 @@ def _schema(dimension: int) -> pa.Schema:
         ("chunk_index", pa.int32()), ("body", pa.string()), ("text", pa.string()),
         ("status", pa.string()), ("effective_date", pa.string()), ("authority", pa.int32()),
         ("superseded_by", pa.string()), ("links", pa.list_(pa.string())), ("path", pa.string()),
-        ("content_hash", pa.string()), ("vector", pa.list_(pa.float32(), dimension)),
+        ("audience", pa.list_(pa.string())), ("content_hash", pa.string()), ("vector", pa.list_(pa.float32(), dimension)),
     ])
 
 
@@ -100,6 +101,9 @@ class Index:
         self.store = VectorStore(self._db)
         self.embedder.store = self.store
         self._gazetteer = None
+        self._scoped: dict = {}  # (version, kind, where) -> that scope's term counts / gazetteer
+        self._scoped_lock = threading.Lock()
+        self._paths = None  # (version, {source_id: path}) for scopes limited to some folders
         self._open_serving()
 
     # ---- reading -------------------------------------------------------------------------
@@ -139,23 +143,50 @@ class Index:
     def count(self) -> int:
         return self.table.count_rows()
 
+    def scoped(self, scope: Scope | dict | None) -> ScopedIndex:
+        """This index as a question in `scope` may read it (None: documents for everyone)."""
+        return ScopedIndex(self, Scope.of(scope))
+
+    def where(self, scope: Scope) -> str:
+        """The scope as one SQL filter over the chunk table."""
+        if "audience" not in self.table.schema.names:
+            # Built before audiences were stored, it may hold restricted documents as public ones.
+            raise IndexNotReady("the index predates document audiences: run `citebot index` to rebuild it")
+        clause = audience_clause(scope.audiences)
+        if scope.sources:
+            # Globs become the ids of the documents they match: a plain IN filter, exact for `*`
+            # against `**` where SQL LIKE would let `%` run across folders.
+            ids = sorted(source for source, path in self._source_paths().items() if matches(path, scope.sources))
+            clause += f" AND source_id IN ({_sql_list(ids)})" if ids else " AND false"
+        return clause
+
+    def _source_paths(self) -> dict[str, str]:
+        version = self.table.version
+        if self._paths is None or self._paths[0] != version:
+            self._paths = (version, dict(zip(_column(self.table, "source_id"), _column(self.table, "path"))))
+        return self._paths[1]
+
     def search(self, query: str, mode: str = "hybrid", top_k: int = 8,
-               query_vector: np.ndarray | None = None) -> list[dict]:
+               query_vector: np.ndarray | None = None, where: str | None = None) -> list[dict]:
         """Rows best first, each with `similarity` (cosine to the query), `keyword_score` (BM25,
-        0 when the keyword leg did not find it) and `score` (the fused rank score of the mode)."""
+        0 when the keyword leg did not find it) and `score` (the fused rank score of the mode).
+        `where` filters both legs before they rank (a prefilter): a row outside it can neither
+        be returned nor push a permitted row out of the top k."""
         if mode not in MODES:
             raise ValueError(f"unknown retrieval mode {mode!r}; use one of {MODES}")
         table = self.table
         if mode != "keyword" and query_vector is None:
             query_vector = self._queries.encode_query(query)
         if mode == "semantic":
-            rows = table.search(query_vector).distance_type("cosine").limit(top_k).to_list()
+            query = table.search(query_vector).distance_type("cosine")
         elif mode == "keyword":
-            rows = table.search(query, query_type="fts").limit(top_k).to_list()
+            query = table.search(query, query_type="fts")
         else:
-            rows = (table.search(query_type="hybrid").vector(query_vector).text(query)
-                    .distance_type("cosine").rerank(RRFReranker(return_score="all"))
-                    .limit(top_k).to_list())
+            query = (table.search(query_type="hybrid").vector(query_vector).text(query)
+                     .distance_type("cosine").rerank(RRFReranker(return_score="all")))
+        if where:
+            query = query.where(where, prefilter=True)
+        rows = query.limit(top_k).to_list()
         return [self._result(row, query_vector, mode) for row in rows]
 
     @staticmethod
@@ -181,25 +212,33 @@ class Index:
             row.pop("vector", None)
         return rows
 
-    def related(self, chunks: list[dict]) -> list[dict]:
+    def related(self, chunks: list[dict], where: str | None = None) -> list[dict]:
         """The other chunks of the given chunks' sections, and the opening chunk of each
-        document they link to or are superseded by."""
+        document they link to or are superseded by (within `where`)."""
         if not chunks:
             return []
         sections = " OR ".join(
             f"(source_id = {_sql_list([c['source_id']])} AND anchor = {_sql_list([c['anchor']])})"
             for c in chunks)
         linked = {target for c in chunks for target in [*(c.get("links") or []), c.get("superseded_by")] if target}
-        where = f"({sections})"
+        wanted = f"({sections})"
         if linked:
-            where += f" OR (source_id IN ({_sql_list(sorted(linked))}) AND chunk_index = 0 AND anchor = '')"
+            wanted += f" OR (source_id IN ({_sql_list(sorted(linked))}) AND chunk_index = 0 AND anchor = '')"
+        if where:
+            wanted = f"({where}) AND ({wanted})"
         have = {c["chunk_id"] for c in chunks}
-        return [row for row in self.fetch(where, limit=100) if row["chunk_id"] not in have]
+        return [row for row in self.fetch(wanted, limit=100) if row["chunk_id"] not in have]
 
-    def vocabulary(self) -> tuple[dict[str, int], int]:
+    def vocabulary(self, where: str | None = None) -> tuple[dict[str, int], int]:
         """(chunk frequency of every term, number of chunks) for the serving version: the
         evidence behind 'this word appears nowhere in the knowledge base'. Counted at index time
-        and read from its file, once per version."""
+        and read from its file, once per version. Within `where`, counted over the rows it
+        allows (once per version and scope), so that a word only a hidden document holds reads
+        as unknown, as it would in an index without that document."""
+        if self._narrows(where):
+            stored = self._per_scope("terms", where, lambda: _count_terms(
+                self.table.search().where(where).select(["text"]).limit(None).to_arrow().column(0).to_pylist()))
+            return stored["terms"], stored["chunks"]
         version = self.table.version
         if self._vocabulary is None or self._vocabulary[0] != version:
             path = Path(self.uri) / VOCABULARY_DIR / f"{version}.json"
@@ -211,8 +250,15 @@ class Index:
             self._vocabulary = (version, stored["terms"], stored["chunks"])
         return self._vocabulary[1], self._vocabulary[2]
 
-    def entities(self) -> Gazetteer:
-        """The corpus's gazetteer, read once per published version (a few thousand short rows)."""
+    def entities(self, where: str | None = None) -> Gazetteer:
+        """The corpus's gazetteer, read once per published version (a few thousand short rows);
+        within `where`, only the entities of the documents it allows."""
+        if self._narrows(where):
+            def allowed() -> Gazetteer:
+                ids = set(self.table.search().where(where).select(["source_id"]).limit(None)
+                          .to_arrow().column(0).to_pylist())
+                return Gazetteer([e for found in self.entities().by_key.values() for e in found if e.source_id in ids])
+            return self._per_scope("entities", where, allowed)
         version = self.table.version
         if self._gazetteer is None or self._gazetteer[0] != version:
             try:
@@ -221,6 +267,26 @@ class Index:
                 stored = []
             self._gazetteer = (version, Gazetteer.from_rows(stored))
         return self._gazetteer[1]
+
+    def _narrows(self, where: str | None) -> bool:
+        """The filter leaves some rows out (a corpus without restricted documents pays nothing)."""
+        return bool(where) and self._per_scope(
+            "narrows", where, lambda: self.table.count_rows(where) != self.table.count_rows())
+
+    def _per_scope(self, kind: str, where: str, compute):
+        """What one scope derives from the serving version, computed once; entries of older
+        versions are dropped."""
+        version = self.table.version
+        key = (version, kind, where)
+        with self._scoped_lock:
+            if key in self._scoped:
+                return self._scoped[key]
+        value = compute()
+        with self._scoped_lock:
+            for old in [k for k in self._scoped if k[0] != version]:
+                del self._scoped[old]
+            self._scoped[key] = value
+        return value
 
     def metadata(self) -> dict:
         table = self.table
@@ -253,7 +319,8 @@ class Index:
 
         table = self._open_table()
         existing = {}
-        if table is not None and self.store.exists():  # (an index older than the store is rebuilt)
+        # An index older than the vector store or the audience column is rebuilt whole.
+        if table is not None and self.store.exists() and "audience" in table.schema.names:
             existing = dict(zip(_column(table, "chunk_id"), _column(table, "content_hash")))
         changed = [c for c in corpus.chunks if existing.get(c.chunk_id) != c.content_hash]
         removed = [chunk_id for chunk_id in existing if chunk_id not in wanted]

@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 # any field a writer invents) is internal by default, so a new field cannot leak by accident.
 PUBLIC_FIELDS = ("source_id", "title", "url", "effective_date", "status", "superseded_by", "authority",
                  "keywords", "tags")
+# Stored to decide who may read a document (rag_graph/scope.py), never shown.
+ACCESS_FIELDS = ("audience",)
 INTERNAL_MARK = "<!-- internal -->"
 MAX_CHUNK_CHARS = 700
 # README.md / SOURCE.md describe a folder of documents rather than being one of them.
@@ -70,6 +72,7 @@ class Document:
     authority: int = 1
     links: list[str] = field(default_factory=list)  # relative paths of linked corpus documents
     keywords: list[str] = field(default_factory=list)  # the page's own search terms (front matter)
+    audience: list[str] = field(default_factory=list)  # group names that may read it; [] = everyone
 
 
 @dataclass
@@ -89,6 +92,7 @@ class Chunk:
     superseded_by: str
     links: list[str]
     path: str
+    audience: list[str] = field(default_factory=list)
     content_hash: str = ""
 
     def row(self) -> dict:
@@ -167,6 +171,7 @@ def parse_document(raw: str, relative_path: str) -> Document:
         links=[target for _, target in _MD_LINK.findall(body) if _DOCUMENT_SUFFIX.search(target.split("#")[0])]
         + shortcode_links,
         keywords=_keywords(meta),
+        audience=_audience(meta.get("audience")),
     )
 
 
@@ -180,6 +185,17 @@ def _keywords(meta: dict) -> list[str]:
         items = value if isinstance(value, list) else str(value or "").split(",")
         found += [str(item).strip() for item in items if str(item).strip()]
     return list(dict.fromkeys(found))
+
+
+def _audience(value) -> list[str]:
+    """`audience: people-ops` or a list of group names; group names compare case-blind. A value
+    we cannot read is an error (the file is skipped), never a document for everyone."""
+    if value is None:
+        return []
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not all(isinstance(n, str) and n.strip() for n in names):
+        raise FrontMatterError(f"audience must be a group name or a list of group names, got {value!r}")
+    return sorted({n.strip().lower() for n in names})
 
 
 def render_shortcodes(body: str) -> tuple[str, list[str]]:
@@ -250,7 +266,7 @@ def split_front_matter(raw: str) -> tuple[dict, str]:
         raise FrontMatterError(f"front matter is not valid YAML{line}") from None
     if not isinstance(meta, dict):
         raise FrontMatterError("front matter must be a set of `key: value` fields")
-    return {key: meta[key] for key in PUBLIC_FIELDS if key in meta}, raw[match.end():]
+    return {key: meta[key] for key in PUBLIC_FIELDS + ACCESS_FIELDS if key in meta}, raw[match.end():]
 
 
 def _date_text(value) -> str:
@@ -413,6 +429,7 @@ def chunk_document(document: Document, limit: int = MAX_CHUNK_CHARS) -> list[Chu
                 superseded_by=document.superseded_by,
                 links=document.links,
                 path=document.path,
+                audience=document.audience,
             )
             chunk.content_hash = hashlib.sha256(repr(sorted(chunk.row().items())).encode()).hexdigest()
             chunks.append(chunk)

@@ -4,7 +4,7 @@ Modelled on bolt-python's ``tests/mock_web_api_server`` (a real HTTP server in a
 thread, so the whole slack_sdk stack -- urllib, retries, error parsing -- runs
 unmodified), but with a little state so multi-step flows behave like Slack:
 threads that ``conversations.replies`` can read back, ``chat.update`` that
-edits them, settable users, and scripted faults (429s, 500s). The AI-app surface too: thread
+edits them, settable users and user groups, and scripted faults (429s, 500s). The AI-app surface too: thread
 statuses (cleared, as in Slack, when the app posts in the thread), suggested prompts, and
 streamed messages (``chat.startStream`` / ``appendStream`` / ``stopStream``).
 
@@ -82,6 +82,7 @@ class FakeSlack:
 
     def __init__(self) -> None:
         self.users = _Users()
+        self.usergroups: dict[str, list[str]] = {}  # usergroup id -> member user ids
         # One re-entrant Condition guards all state and wakes wait_for() callers.
         self._cond = threading.Condition()
         self._calls: list[Call] = []
@@ -352,6 +353,12 @@ class FakeSlack:
             return {"ok": False, "error": "user_not_found"}
         # Merge so a partial assignment (fake.users["U1"] = {"is_admin": True}) still looks real.
         return {"ok": True, "user": {**_default_user(uid), **copy.deepcopy(self.users[uid])}}
+
+    def _api_usergroups_users_list(self, a: dict) -> dict:
+        group = a.get("usergroup")
+        if group not in self.usergroups:
+            return {"ok": False, "error": "no_such_subteam"}
+        return {"ok": True, "users": list(self.usergroups[group])}
 
     def _api_views_open(self, a: dict) -> dict:
         if not (a.get("trigger_id") or a.get("interactivity_pointer")):

@@ -13,12 +13,15 @@ from slack_sdk.http_retry import RateLimitErrorRetryHandler, default_retry_handl
 from slack_sdk.http_retry.builtin_handlers import ServerErrorRetryHandler
 
 from rag_graph.config import Settings
+from ..access import Access
 from ..admin import Admin, Markup
 from ..dedupe import SeenCache
 from ..feedback import FeedbackLog
+from ..gaps import gap_log
 from .conversation import Conversations
 from .listeners import assistant, commands, feedback, messages
 from .render import escape
+from .usergroups import UsergroupMembers
 
 log = logging.getLogger(__name__)
 EVENTS_PATH = "/slack/events"
@@ -55,10 +58,12 @@ def build_app(settings: Settings, engine, client: WebClient | None = None) -> Ap
               signing_secret=settings.slack_signing_secret or "",
               listener_executor=ThreadPoolExecutor(LISTENER_THREADS, thread_name_prefix="citebot"))
     app.use(drop_redelivered_events(SeenCache()))
+    gaps = gap_log(settings)
     assistant.register(app, engine)
-    messages.register(app, Conversations(engine, settings, SeenCache()))
+    messages.register(app, Conversations(engine, settings, SeenCache(), Access.load(settings.access_path),
+                                         UsergroupMembers(app.client), gaps))
     commands.register(app, Admin(settings, engine, Markup(escape=escape)))
-    feedback.register(app, FeedbackLog(settings.feedback_path))
+    feedback.register(app, FeedbackLog(settings.feedback_path), gaps)
     return app
 
 

@@ -11,19 +11,24 @@ from slack_sdk.errors import SlackApiError
 
 from rag_graph.config import Settings
 
+from ..access import Access
 from ..dedupe import SeenCache
+from ..gaps import GapLog
 from ..intent import classify, mentioned_users
 from .delivery import Delivery
 from .render import PLACEHOLDER, answer_body, answer_tail, apology, render_answer
 from .threads import PEOPLE_SUBTYPES, fetch_thread, history, is_from, plain_text
+from .usergroups import UsergroupMembers
 
 log = logging.getLogger(__name__)
 SMALL_TALK_REACTION = "+1"
 
 
 class Conversations:
-    def __init__(self, engine, settings: Settings, seen: SeenCache):
+    def __init__(self, engine, settings: Settings, seen: SeenCache, access: Access,
+                 usergroups: UsergroupMembers, gaps: GapLog):
         self.engine, self.settings, self.seen = engine, settings, seen
+        self.access, self.usergroups, self.gaps = access, usergroups, gaps
 
     def handle(self, event: dict, bot_user_id: str, bot_id: str, client: WebClient,
                via_mention: bool, set_status=None, say_stream=None) -> None:
@@ -64,18 +69,23 @@ class Conversations:
         # A channel question is answered in its thread; a top-level DM gets a top-level reply.
         reply_in = thread_ts or (None if event.get("channel_type") == "im" else ts)
         delivery = Delivery(client, channel, reply_in, uuid.uuid4().hex[:8], set_status, say_stream)
-        self.answer(delivery, question, turns)
+        # Everyone in a channel reads the answer, so the channel decides; in a DM, the asker.
+        scope = (self.access.for_user(event["user"], self.usergroups) if event.get("channel_type") == "im"
+                 else self.access.for_channel(channel))
+        self.answer(delivery, question, turns, scope, event["user"])
 
-    def answer(self, delivery: Delivery, question: str, turns: list[dict]) -> None:
+    def answer(self, delivery: Delivery, question: str, turns: list[dict], scope, user: str) -> None:
         ref = delivery.ref  # quoted to the user on failure, logged with the details
         started = time.perf_counter()
         if not delivery.start():
             return
         body, tail = "", None
         try:
-            output = self.engine.ask(question, turns, on_text=delivery.text if delivery.can_stream else None)
+            output = self.engine.ask(question, turns, on_text=delivery.text if delivery.can_stream else None,
+                                     access=scope)
             if output["status"] == "failed":
                 log.warning("[%s] graph failed: %s", ref, output.get("errors"))
+            self.gaps.unanswered("slack", delivery.channel, user, question, output)
             message = render_answer(output, ref, question, self.settings.ask_hint)
             if output["status"] == "answered":
                 body, tail = answer_body(output), answer_tail(output, ref, question)

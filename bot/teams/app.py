@@ -14,8 +14,10 @@ from microsoft_agents.hosting.core import AgentApplication, MemoryStorage, TurnS
 
 from rag_graph.config import Settings
 
+from ..access import Access
 from ..admin import Admin
 from ..feedback import FeedbackLog
+from ..gaps import gap_log
 from ..memory import InProcessMemory
 from .conversation import MARKUP, TeamsConversations
 
@@ -58,7 +60,8 @@ def build_web_app(settings: Settings, engine, config: dict) -> web.Application:
                                         start_typing_timer=False, **config)
     conversations = TeamsConversations(engine, settings, Admin(settings, engine, MARKUP),
                                        InProcessMemory(max_turns=settings.history_turns),
-                                       FeedbackLog(settings.feedback_path))
+                                       FeedbackLog(settings.feedback_path), Access.load(settings.access_path),
+                                       gap_log(settings))
     agent.before_turn(conversations.first_delivery)
     # Without a handler the SDK answers the feedback invoke with 501.
     agent.invoke("message/submitAction")(conversations.on_feedback)

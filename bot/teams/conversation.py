@@ -20,9 +20,13 @@ from microsoft_agents.hosting.core.app import TypingOptions
 
 from rag_graph.config import Settings
 
+from rag_graph.engine import Scope
+
+from ..access import Access
 from ..admin import COMMANDS, Admin, Markup
 from ..dedupe import SeenCache
 from ..feedback import FeedbackLog
+from ..gaps import GapLog
 from ..intent import classify
 from ..memory import ConversationMemory
 from ..reply import apology, build_reply
@@ -37,6 +41,7 @@ WELCOME = ("Hi, I'm **Citebot**. I answer questions from the company's documents
            "I used; when the documents don't say, I tell you what's missing instead of guessing. "
            "Ask me anything here, or mention me in a channel. Type `help` for my commands.")
 SMALL_TALK_REPLY = "👍"
+GAPS_IN_PRIVATE = "The gap report quotes what people asked: ask me for `gaps` in a personal chat."
 VOTES = {"like": "helpful", "dislike": "not_helpful"}
 # The admin commands' shared wording in Teams markdown; commands are typed as plain words.
 MARKUP = Markup(escape=escape, bold="**{}**", command="{}", warning="⚠️", done="✅",
@@ -44,6 +49,18 @@ MARKUP = Markup(escape=escape, bold="**{}**", command="{}", warning="⚠️", do
                     "(`@Citebot how many days can I work remotely?`)")
 
 _TAG = re.compile(r"</?[a-zA-Z][^<>]*>")
+
+
+def scope_of(activity: Activity, access: Access) -> Scope:
+    """A personal chat: the asker's groups. A channel or group chat: the place (the channel, its
+    team, or the chat itself), since everyone there reads the answer."""
+    if (activity.conversation.conversation_type or "personal") == "personal":
+        user = activity.from_property
+        return access.for_user(user.aad_object_id if user else None)
+    data = activity.channel_data if isinstance(activity.channel_data, dict) else {}
+    return access.for_channel((data.get("channel") or {}).get("id") or data.get("teamsChannelId"),
+                              (data.get("team") or {}).get("id") or data.get("teamsTeamId"),
+                              activity.conversation.id.split(";")[0])
 
 
 def plain_text(text: str | None) -> str:
@@ -54,9 +71,9 @@ def plain_text(text: str | None) -> str:
 
 class TeamsConversations:
     def __init__(self, engine, settings: Settings, admin: Admin, memory: ConversationMemory,
-                 feedback: FeedbackLog):
+                 feedback: FeedbackLog, access: Access, gaps: GapLog):
         self.engine, self.settings, self.admin = engine, settings, admin
-        self.memory, self.feedback = memory, feedback
+        self.memory, self.feedback, self.access, self.gaps = memory, feedback, access, gaps
         self.seen = SeenCache()
         self._answering = ThreadPoolExecutor(ANSWER_THREADS, thread_name_prefix="citebot-teams")
         self._later: set[asyncio.Task] = set()
@@ -92,7 +109,10 @@ class TeamsConversations:
                 await context.send_activity(SMALL_TALK_REPLY)
         else:
             turns = self.memory.turns(key)[-2 * self.settings.history_turns:] if self.settings.history_turns > 0 else []
-            self._in_background(context, lambda later: self._answer(later, key, question, turns))
+            scope = scope_of(activity, self.access)
+            user = activity.from_property
+            asker = (user.aad_object_id or user.id) if user else None
+            self._in_background(context, lambda later: self._answer(later, key, question, turns, scope, asker))
 
     async def on_members_added(self, context: TurnContext, state) -> None:
         activity = context.activity
@@ -111,11 +131,12 @@ class TeamsConversations:
         except (ValueError, AttributeError):
             comment = str(action.get("feedback") or "")
         user = activity.from_property
-        self.feedback.append({
+        record = self.feedback.append({
             "platform": "teams", "vote": VOTES.get(reaction, reaction), "reaction": reaction,
             "comment": comment[:2000], "user": (user.aad_object_id or user.id) if user else None,
             "conversation": activity.conversation.id, "answer_id": activity.reply_to_id,
             **(self.memory.answer(activity.reply_to_id or "") or {})})
+        self.gaps.negative_feedback(record)
         await context.send_activity(Activity(type=ActivityTypes.invoke_response, value=InvokeResponse(status=200)))
 
     async def _command(self, context: TurnContext, command: str) -> None:
@@ -126,7 +147,12 @@ class TeamsConversations:
         else:
             user = context.activity.from_property
             user_id = (user.aad_object_id or user.id) if user else ""
-            self._in_background(context, lambda later: self._reload(later, user_id))
+            if command == "gaps" and (context.activity.conversation.conversation_type or "personal") != "personal":
+                await context.send_activity(GAPS_IN_PRIVATE)  # the report quotes other people's questions
+            elif command == "gaps":
+                self._in_background(context, lambda later: self._gaps(later, user_id))
+            else:
+                self._in_background(context, lambda later: self._reload(later, user_id))
 
     # --- after the HTTP request was answered ---------------------------------------------------
 
@@ -142,15 +168,17 @@ class TeamsConversations:
         self._later.add(task)
         task.add_done_callback(self._later.discard)
 
-    async def _answer(self, context: TurnContext, key: str, question: str, turns: list[dict]) -> None:
+    async def _answer(self, context: TurnContext, key: str, question: str, turns: list[dict],
+                      scope: Scope, asker: str | None) -> None:
         ref = uuid.uuid4().hex[:8]  # quoted to the user on failure, logged with the details
         started = time.perf_counter()
         async with TypingIndicator(context, typing_options=TYPING):
             try:
                 output, sentences = await asyncio.get_running_loop().run_in_executor(
-                    self._answering, self.engine.ask_cited, question, turns)
+                    self._answering, self.engine.ask_cited, question, turns, scope)
                 if output["status"] == "failed":
                     log.warning("[%s] graph failed: %s", ref, output.get("errors"))
+                self.gaps.unanswered("teams", key, asker, question, output)
                 reply = build_reply(output, ref, question, self.settings.ask_hint, sentences)
             except Exception:
                 log.exception("[%s] answering failed", ref)
@@ -162,6 +190,10 @@ class TeamsConversations:
                 self.memory.note_answer(sent.id, reply.feedback_record())
         log.info("[%s] %s in %s with %d history turns, %.2f s", ref, reply.status, key, len(turns),
                  time.perf_counter() - started)
+
+    async def _gaps(self, context: TurnContext, user_id: str) -> None:
+        report = await asyncio.to_thread(self.admin.gaps, user_id, self.admin.is_listed(user_id))
+        await context.send_activity(report)
 
     async def _reload(self, context: TurnContext, user_id: str) -> None:
         loop = asyncio.get_running_loop()

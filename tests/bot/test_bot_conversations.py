@@ -75,7 +75,7 @@ def test_a_top_level_direct_message_is_answered_in_the_dm_through_a_placeholder(
 
 def test_a_crash_becomes_a_short_apology_with_a_reference_and_the_details_stay_in_the_log(
         bot, fake, engine, monkeypatch, caplog):
-    def broken(question, history=None, on_text=None):
+    def broken(question, history=None, on_text=None, access=None):
         raise RuntimeError("db password is hunter2")
 
     monkeypatch.setattr(engine, "ask", broken)

@@ -1,4 +1,4 @@
-"""`/citebot [help|status|reload]`."""
+"""`/citebot [help|status|reload|gaps]`."""
 from __future__ import annotations
 
 import logging
@@ -27,12 +27,15 @@ def register(app: App, admin: Admin) -> None:
     def citebot(ack: Ack, command: dict, respond: Respond, client: WebClient) -> None:
         words = (command.get("text") or "").split()
         sub = words[0].lower() if words else "help"
-        if sub == "reload":
+        if sub in ("reload", "gaps"):
             ack()  # the admin check may call users.info: answer Slack first, reply via response_url
             user = command["user_id"]
             allowed = admin.is_listed(user) or (admin.settings.allow_workspace_admins
                                                 and is_workspace_admin(client, user))
-            admin.reload(user, allowed, respond)
+            if sub == "reload":
+                admin.reload(user, allowed, respond)
+            else:  # response_url replies are ephemeral by default: only the admin sees the report
+                respond(admin.gaps(user, allowed))
         elif sub == "status":
             ack(text=admin.status(), response_type="ephemeral")
         elif sub == "help":

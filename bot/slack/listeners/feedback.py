@@ -9,6 +9,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from ...feedback import FeedbackLog
+from ...gaps import GapLog
 from ..render import FEEDBACK_ACTION, VOTES
 
 log = logging.getLogger(__name__)
@@ -33,7 +34,7 @@ def record_from_click(body: dict, action: dict) -> dict | None:
             "question": answer.get("q"), "chunk_ids": answer.get("chunks", [])}
 
 
-def register(app: App, feedback: FeedbackLog) -> None:
+def register(app: App, feedback: FeedbackLog, gaps: GapLog) -> None:
     @app.action(FEEDBACK_ACTION)
     def on_feedback(ack: Ack, body: dict, action: dict, client: WebClient) -> None:
         ack()
@@ -42,6 +43,7 @@ def register(app: App, feedback: FeedbackLog) -> None:
             log.warning("feedback click without a vote: %r", (action.get("value") or "")[:200])
             return
         record = feedback.append(record)
+        gaps.negative_feedback(record)
         try:  # only the person who clicked sees the thanks
             client.chat_postEphemeral(channel=record["channel"], user=record["user"],
                                       thread_ts=record.get("thread_ts"), text=THANKS[record["vote"]])
