@@ -53,6 +53,7 @@ def test_a_channel_message_without_a_mention_is_not_a_command(teams, connector):
 def test_feedback_on_an_answer_is_answered_200_empty_and_recorded_with_the_answer(teams, connector):
     teams.say(QUESTION)
     [answer] = connector.wait_for()
+    quiet_for(teams)  # the bot notes what it answered just after the send returns: let it finish
     invoke = teams.activity(type="invoke", name="message/submitAction", replyToId=answer.id, value={
         "actionName": "feedback",
         "actionValue": {"reaction": "dislike", "feedback": '{"feedbackText":"I wanted the policy for interns"}'}})
