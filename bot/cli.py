@@ -53,7 +53,10 @@ def cmd_index(args) -> int:
     from rag_graph.index import Index
 
     settings = _settings(args)
-    index = Index(settings.db, Embedder(settings.embedding_model))
+    index = Index(settings.db, Embedder(settings.embedding_model), settings.storage_options)
+    if args.rollback:
+        print(f"serving index version {index.roll_back()} (replicas follow within CITEBOT_POLL_SECONDS)")
+        return 0
     stats = index.refresh(settings.corpus)
     if args.json:
         print(json.dumps({k: v for k, v in stats.as_dict().items()
@@ -148,7 +151,10 @@ def build_parser() -> argparse.ArgumentParser:
         sub.set_defaults(handler=handler)
         return sub
 
-    command("index", cmd_index, "build or refresh the index").add_argument("--json", action="store_true")
+    index = command("index", cmd_index, "build or refresh the index")
+    index.add_argument("--json", action="store_true")
+    index.add_argument("--rollback", action="store_true",
+                       help="serve the previous published version again (moves the serving tag back)")
     ask = command("ask", cmd_ask, "answer one question")
     ask.add_argument("question")
     ask.add_argument("--history", help="JSON file: a list of {role, content} turns before the question")
