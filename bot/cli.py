@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from rag_graph.config import Settings, SettingsError
-from rag_graph.engine import RefreshError
+from rag_graph.engine import RefreshError, RefreshInProgress
 from rag_graph.evaluation import SPLITS
 
 DEMO_QUESTIONS = [
@@ -52,12 +52,20 @@ def cmd_index(args) -> int:
     from rag_graph.embeddings import Embedder
     from rag_graph.index import Index
 
+    from .shared import SharedState
+
     settings = _settings(args)
     index = Index(settings.db, Embedder(settings.embedding_model), settings.storage_options)
-    if args.rollback:
-        print(f"serving index version {index.roll_back()} (replicas follow within CITEBOT_POLL_SECONDS)")
-        return 0
-    stats = index.refresh(settings.corpus)
+    lock = SharedState(settings.redis_url).reload_lock  # the index job and the replicas' reloads take turns
+    if not lock.acquire():
+        raise RefreshInProgress("a reload is already running (on a replica or another index job)")
+    try:
+        if args.rollback:
+            print(f"serving index version {index.roll_back()} (replicas follow within CITEBOT_POLL_SECONDS)")
+            return 0
+        stats = index.refresh(settings.corpus)
+    finally:
+        lock.release()
     if args.json:
         print(json.dumps({k: v for k, v in stats.as_dict().items()
                           if k in ("documents", "chunks", "embedded", "deleted", "seconds", "formats", "skipped")},

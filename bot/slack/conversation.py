@@ -11,7 +11,7 @@ from slack_sdk.errors import SlackApiError
 
 from rag_graph.config import Settings
 
-from ..dedupe import SeenCache
+from ..dedupe import RedisSeen, SeenCache
 from ..intent import classify, mentioned_users
 from .delivery import Delivery
 from .render import PLACEHOLDER, answer_body, answer_tail, apology, render_answer
@@ -22,7 +22,7 @@ SMALL_TALK_REACTION = "+1"
 
 
 class Conversations:
-    def __init__(self, engine, settings: Settings, seen: SeenCache):
+    def __init__(self, engine, settings: Settings, seen: SeenCache | RedisSeen):
         self.engine, self.settings, self.seen = engine, settings, seen
 
     def handle(self, event: dict, bot_user_id: str, bot_id: str, client: WebClient,

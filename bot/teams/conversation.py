@@ -21,7 +21,7 @@ from microsoft_agents.hosting.core.app import TypingOptions
 from rag_graph.config import Settings
 
 from ..admin import COMMANDS, Admin, Markup
-from ..dedupe import SeenCache
+from ..dedupe import RedisSeen, SeenCache
 from ..feedback import FeedbackLog
 from ..intent import classify
 from ..memory import ConversationMemory
@@ -54,10 +54,9 @@ def plain_text(text: str | None) -> str:
 
 class TeamsConversations:
     def __init__(self, engine, settings: Settings, admin: Admin, memory: ConversationMemory,
-                 feedback: FeedbackLog):
+                 feedback: FeedbackLog, seen: SeenCache | RedisSeen):
         self.engine, self.settings, self.admin = engine, settings, admin
-        self.memory, self.feedback = memory, feedback
-        self.seen = SeenCache()
+        self.memory, self.feedback, self.seen = memory, feedback, seen
         self._answering = ThreadPoolExecutor(ANSWER_THREADS, thread_name_prefix="citebot-teams")
         self._later: set[asyncio.Task] = set()
 
