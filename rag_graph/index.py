@@ -113,6 +113,7 @@ class Index:
         self._queries = checked(embedder)
         self._db = lancedb.connect(self.uri, storage_options=storage_options or None)
         self._serving = None  # table handle checked out at the serving version
+        self._tags = None  # the chunk table's tags, for follow()
         self._refresh_lock = threading.Lock()
         self.last_refresh: RefreshStats | None = None
         self.documents = 0
@@ -151,13 +152,17 @@ class Index:
     def follow(self) -> bool:
         """Serve the version the `serving` tag names now, if another process moved it (one small
         read of the tag); True when it moved. A replica calls this every poll interval."""
-        table = self._open_table()
-        if table is None:
-            return False
+        if self._tags is None:  # any handle reads the tags as they are now: open one once
+            table = self._open_table()
+            if table is None:
+                return False
+            self._tags = table.tags
         try:
-            version = table.tags.get_version(SERVING_TAG)
-        except ValueError:  # nothing published yet
-            return False
+            version = self._tags.get_version(SERVING_TAG)
+        except RuntimeError:
+            if SERVING_TAG not in self._tags.list():
+                return False  # nothing published yet
+            raise  # the storage failed
         if version == self.version:
             return False
         self._checkout(version)

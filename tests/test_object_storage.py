@@ -149,3 +149,11 @@ def test_cleanup_removes_old_versions_but_never_a_tagged_one(settings, embedder,
     assert oldest_reader.follow() is True
     assert "standard" in oldest_reader.search("rail tickets", top_k=1)[0]["text"]
     assert writer.roll_back() == published[-2]
+
+
+def test_a_replica_started_before_the_first_build_serves_it_once_published(settings, embedder, corpus):  # noqa: F811
+    replica = open_index(settings, embedder)
+    writer = open_index(settings, embedder)
+    assert not replica.ready and replica.follow() is False
+    writer.refresh(corpus)
+    assert replica.follow() is True and replica.ready and replica.documents == 3
