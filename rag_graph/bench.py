@@ -17,6 +17,10 @@ measurement at 1M rows on 2 busy cores: 45 s to build (256 partitions, 24 sub-ve
 k-means iterations on 64 rows per partition) for hybrid p95 21 ms; IVF_HNSW_SQ (64 partitions,
 m=16, ef_construction=100) took 583 s to build for hybrid p95 73 ms, and would not fit
 `make bench` in 15 minutes.
+
+Object storage step: the same kind of table in a folder and in an S3 bucket (moto's server on
+loopback, from the dev extra), the same queries on both, and how long a replica takes to serve a
+version once the serving tag moved (docs/scaling.md).
 """
 from __future__ import annotations
 
