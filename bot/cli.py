@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from rag_graph.config import Settings, SettingsError
-from rag_graph.engine import RefreshError, RefreshInProgress
+from rag_graph.errors import RefreshError, RefreshInProgress
 from rag_graph.evaluation import SPLITS
 
 DEMO_QUESTIONS = [

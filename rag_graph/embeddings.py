@@ -8,6 +8,7 @@ import os
 import re
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 from functools import lru_cache
 
 import numpy as np
@@ -32,9 +33,31 @@ _load_lock = threading.Lock()
 
 @lru_cache(maxsize=4)
 def _load_model(name: str):
+    import torch
     from sentence_transformers import SentenceTransformer
 
+    # A question encodes a few short texts, and a bot answers several questions at once on its
+    # own threads: one torch thread each. Two intra-op threads per tiny call fight every other
+    # thread for the cores (measured: 1 query 23-36 ms on one thread, 300-660 ms on two while
+    # another process computes). Index builds raise it for their big batches (`all_cores`).
+    torch.set_num_threads(1)
     return SentenceTransformer(name, device="cpu")
+
+
+_build_lock = threading.Lock()
+
+
+@contextmanager
+def all_cores():
+    """Index-time batches (hundreds of long chunks) do gain from intra-op parallelism."""
+    import torch
+
+    with _build_lock:
+        torch.set_num_threads(os.cpu_count() or 1)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(1)
 
 
 class Embedder:
@@ -81,8 +104,9 @@ class Embedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32), []
         model = self.model
-        tokens = model.encode(texts, batch_size=self.batch_size, output_value="token_embeddings",
-                              show_progress_bar=False)
+        with all_cores():
+            tokens = model.encode(texts, batch_size=self.batch_size, output_value="token_embeddings",
+                                  show_progress_bar=False)
         offsets = model.tokenizer(texts, return_offsets_mapping=True, truncation=True,
                                   max_length=model.max_seq_length)["offset_mapping"]
         vectors = np.zeros((len(texts), tokens[0].shape[1]), dtype=np.float32)

@@ -101,6 +101,7 @@ class _Candidate:
     terms: set[str]
     heading: frozenset[str]  # the terms of its chunk's title and section: what the sentence is about
     answers_parts: tuple[int, ...] = ()  # sub-questions whose own search found its chunk first
+    typed: bool = False  # holds the kind of answer asked for (a date for "when")
 
 
 class ExtractiveGenerator:
@@ -133,7 +134,8 @@ class ExtractiveGenerator:
                 candidate.score += self.SEMANTIC_WEIGHT * float(similarity)
         # A multi-part question is covered part by part; otherwise any sentence that adds an
         # unanswered side of the question may join.
-        picked = self._pick(sorted(pool, key=lambda c: -c.score), candidates, weights, others=not parts)
+        picked = self._pick(sorted(pool, key=lambda c: -c.score), candidates, weights, others=not parts,
+                            asked=set(terms(split_follow_up(question)[0])))
         for number, part in enumerate(parts):
             if len(picked) >= MAX_SENTENCES:
                 break
@@ -207,15 +209,16 @@ class ExtractiveGenerator:
                 score = (weighted_coverage(weights, own) + 0.35 * weighted_coverage(weights, heading - own)
                          + 0.5 * float(chunk.get("relevance") or 0.0) - 0.05 * rank
                          - 0.1 * max(0.0, len(sentence) / 150 - 1.5))  # long rows win on overlap alone
-                if any(holds.search(sentence) for holds in wanted):
+                typed = any(holds.search(sentence) for holds in wanted)
+                if typed:
                     score += ANSWER_TYPE_BONUS
                 out.append(_Candidate(score, score, rank, position, sentence, chunk["chunk_id"], own, heading,
-                                      tuple(chunk.get("answers_parts") or ())))
+                                      tuple(chunk.get("answers_parts") or ()), typed))
         return out
 
     @staticmethod
     def _pick(pool: list[_Candidate], candidates: list[_Candidate], weights: dict[str, float],
-              others: bool) -> list[_Candidate]:
+              others: bool, asked: set[str]) -> list[_Candidate]:
         best = pool[0]
         picked, covered = [best], set(best.terms)
         total = sum(weights.values()) or 1.0
@@ -241,6 +244,17 @@ class ExtractiveGenerator:
             if candidate not in picked and adds >= 0.2 * total and candidate.score >= 0.7 * best.score:
                 picked.append(candidate)
                 covered |= candidate.terms
+        # The sentence before may state the rule that the best one only elaborates ("Users are
+        # prohibited from deleting messages." before "Do not abuse the edit command…"): it must
+        # speak to the asker's own words (not only to a follow-up's borrowed subject, or it is a
+        # sibling: the day shift before the night shift asked about), and it is no preamble to
+        # the date or number asked for. It comes last: a sentence answering another side of the
+        # question has the better claim to the room.
+        before = next((c for c in candidates if c.rank == best.rank and c.position == best.position - 1), None)
+        if (others and len(picked) < MAX_SENTENCES and before is not None and before not in picked
+                and before.score >= 0.5 * best.score and before.terms & asked
+                and (before.typed or not best.typed) and not before.text.rstrip().endswith(":")):
+            picked.append(before)
         return picked
 
 

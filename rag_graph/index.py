@@ -28,6 +28,7 @@ from lancedb.rerankers import RRFReranker
 from .embeddings import Embedder, checked
 from .entities import Gazetteer, extract
 from .entities import rows as entity_rows
+from .errors import IndexNotReady, RefreshError, RefreshInProgress
 from .ingest import Chunk, Corpus, load_corpus
 from .text import sentences, terms
 from .vector_store import VectorStore
@@ -53,18 +54,6 @@ _STORED = ["chunk_id", "source_id", "title", "section", "anchor", "url", "chunk_
            "content_hash"]
 VOCABULARY_TABLE = "vocabulary"  # chunk frequency of every term, rows per published version
 _VOCABULARY_SCHEMA = pa.schema([("version", pa.int64()), ("term", pa.string()), ("chunks", pa.int64())])
-
-
-class RefreshError(RuntimeError):
-    """The refresh did not happen; the previous version keeps serving."""
-
-
-class RefreshInProgress(RefreshError):
-    pass
-
-
-class IndexNotReady(RuntimeError):
-    pass
 
 
 @dataclass

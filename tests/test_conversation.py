@@ -53,6 +53,22 @@ def test_a_bare_follow_up_keeps_the_product_of_the_earlier_turn(engine):
     assert "$29" in answer and "$19" not in answer
 
 
+def test_it_or_they_in_a_follow_up_may_mean_any_noun_of_the_last_question(engine):
+    # The gazetteer knows the product, not "sign language interpreter": "they" must not be
+    # read as Harbor Sync alone.
+    history = [{"role": "user", "content": "How do I book a sign language interpreter for the Harbor Sync demo?"},
+               {"role": "assistant", "content": "Book a sign language interpreter through the accessibility desk."}]
+    state = engine.run("how much notice do they need?", history)
+    assert "interpreter" in state["retrieval_query"].lower()
+    assert "48 hours" in state["final_output"]["answer"]
+
+
+def test_the_rule_stated_just_before_the_best_matching_sentence_is_part_of_the_answer(engine):
+    out = engine.ask("can a colleague I know well use my badge to get in?")
+    assert out["status"] == "answered"
+    assert "Lending your badge to anyone is forbidden" in out["answer"]
+
+
 def test_a_who_question_names_the_person_not_a_signature_placeholder(engine):
     out = engine.ask("Who is the CEO?")
     assert out["status"] == "answered" and "Tobias Renn" in out["answer"]

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import re
 
-from ..text import STOPWORDS, idf, term_set, terms
+import numpy as np
+
+from ..text import STOPWORDS, idf, sentences, term_set, terms
 from ..text import words as _words
 
 # Weights of cosine similarity, term coverage and BM25 (relative to the best BM25 of the query)
@@ -87,13 +89,23 @@ def foreign_terms(question: str, search_query: str, chunks: list[dict], vocabula
 SYNONYM = 0.6  # cosine of two single words that name the same thing ("quit" / "stop", "buy" / "purchasing")
 
 
+SYNONYM_SENTENCES = 3  # where a synonym is looked for: the evidence's sentences nearest the word
+
+
 def has_synonym(word: str, chunks: list[dict], embedder) -> bool:
-    """The evidence says it in other words: a word of the top chunks close to the missing one."""
-    vocabulary = sorted({w for c in chunks for w in _words(c["text"]) if w not in STOPWORDS and len(w) > 2
+    """The evidence says it in other words: a word close to the missing one, in the sentences
+    of the top chunks nearest to it. Sentence vectors were stored at index time; only the
+    words of those few sentences are encoded, not every word of the chunks."""
+    target = embedder.encode_query(word)
+    parts = list(dict.fromkeys(s for c in chunks for s in sentences(c.get("body") or c["text"])))
+    if parts:
+        nearest = np.argsort(-(embedder.encode_passages(parts) @ target))[:SYNONYM_SENTENCES]
+        parts = [parts[i] for i in nearest]
+    vocabulary = sorted({w for s in parts for w in _words(s) if w not in STOPWORDS and len(w) > 2
                          and not w[0].isdigit()})
     if not vocabulary:
         return False
-    closeness = embedder.encode_passages(vocabulary) @ embedder.encode_query(word)
+    closeness = embedder.encode_passages(vocabulary) @ target
     return float(closeness.max()) >= SYNONYM
 
 

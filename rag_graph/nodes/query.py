@@ -71,11 +71,14 @@ def resolve_follow_up(question: str, history: list[dict], gazetteer: Gazetteer |
     gazetteer = gazetteer or Gazetteer([])
     asked = gazetteer.mentions(question)
     named = {w for m in asked for w in m.entity.key}
-    subject = thread_subject(history, gazetteer, personal=bool(_PERSONAL.search(question)))
+    personal = bool(_PERSONAL.search(question))
+    subject = thread_subject(history, gazetteer, personal=personal)
     if subject is not None and any(m.entity.kind == subject.kind for m in asked):
         subject = None  # "what about Team?" after Enterprise: a new subject of the same kind replaces the old
     carried = [w for w in (subject.key if subject else ()) if w not in own and w not in STOPWORDS]
-    if subject is None or opener or not set(own) - named:
+    # "it", "that" or "they" may be any noun of the last question ("live captions", not just the
+    # "deaf colleague" the gazetteer knows); only "she" or "his" is surely the person named.
+    if subject is None or opener or not set(own) - named or not personal:
         carried += _predicate(history, gazetteer, exclude=set(own) | set(carried))
     carried = list(dict.fromkeys(carried))
     return f"{question} ({' '.join(carried)})" if carried else question
