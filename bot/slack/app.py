@@ -104,7 +104,9 @@ def run(settings: Settings, engine, shared: SharedState) -> int:
         SocketModeHandler(app, settings.slack_app_token).start()
         return 0
     server = make_http_server(app, port=settings.port)
-    print(f"Citebot is listening on http://0.0.0.0:{settings.port}{EVENTS_PATH}", flush=True)
+    # One write, newline included: Teams' thread says it listens at the same moment, and print()'s
+    # separate newline write would let the two lines run into one.
+    print(f"Citebot is listening on http://0.0.0.0:{settings.port}{EVENTS_PATH}\n", end="", flush=True)
     try:
         server.serve_forever()
     finally:

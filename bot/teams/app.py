@@ -79,7 +79,8 @@ def build_web_app(settings: Settings, engine, config: dict, shared: SharedState 
 
 def run(settings: Settings, engine, config: dict, shared: SharedState) -> int:
     def listening(_: str) -> None:  # aiohttp calls it once the port is bound
-        print(f"Citebot is listening for Teams on http://0.0.0.0:{settings.teams_port}{MESSAGES_PATH}", flush=True)
+        print(f"Citebot is listening for Teams on http://0.0.0.0:{settings.teams_port}{MESSAGES_PATH}\n",
+              end="", flush=True)  # one write: see slack.app.run
 
     web.run_app(build_web_app(settings, engine, config, shared), port=settings.teams_port, print=listening)
     return 0
