@@ -4,9 +4,7 @@ reach the admin and add platform-specific admin checks (Slack's workspace admins
 from __future__ import annotations
 
 import logging
-import threading
 import uuid
-import weakref
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from importlib.metadata import PackageNotFoundError, version
@@ -16,6 +14,7 @@ from rag_graph.config import Settings
 from rag_graph.engine import RefreshError, RefreshInProgress, RefreshStats
 
 from .gaps import gap_log, report_text, topics
+from .shared import SharedState
 
 log = logging.getLogger(__name__)
 
@@ -68,15 +67,11 @@ def describe(stats: RefreshStats) -> str:
 
 
 class Admin:
-    # One reload at a time per engine, even when Slack and Teams each have an Admin over it.
-    _locks: "weakref.WeakKeyDictionary[object, threading.Lock]" = weakref.WeakKeyDictionary()
-    _locks_guard = threading.Lock()
-
-    def __init__(self, settings: Settings, engine, markup: Markup = Markup()):
-        self.settings, self.engine, self.markup = settings, engine, markup
-        # Taken before "Reloading…" is said, so nobody hears it twice.
-        with Admin._locks_guard:
-            self._reloading = Admin._locks.setdefault(engine, threading.Lock())
+    def __init__(self, settings: Settings, engine, shared: SharedState, markup: Markup = Markup()):
+        self.settings, self.engine, self.markup, self.shared = settings, engine, markup, shared
+        # One reload at a time across the process's platforms and every replica; taken before
+        # "Reloading…" is said, so nobody hears it twice.
+        self._reloading = shared.reload_lock
 
     def is_listed(self, user_id: str) -> bool:
         return user_id in self.settings.admin_user_ids
@@ -89,7 +84,8 @@ class Admin:
             index = f"no index yet (an admin can run `{self.markup.command.format('reload')}`)"
         stats = self.engine.last_refresh
         last = f"{_when(stats.finished_at)}: {describe(stats)}" if stats else "not since this process started"
-        return f"{self.markup.bold.format('Citebot ' + _app_version())}\n• {index}\n• Last reload: {last}"
+        return (f"{self.markup.bold.format('Citebot ' + _app_version())}\n• {index}\n• Last reload: {last}"
+                f"\n• Shared state: {self.markup.escape(self.shared.describe())}")
 
     def help(self) -> str:
         return help_text(self.markup)
@@ -110,7 +106,7 @@ class Admin:
         if not allowed:
             respond(REFUSED)
             return
-        if not self._reloading.acquire(blocking=False):
+        if not self._reloading.acquire():
             respond(BUSY)
             return
         try:

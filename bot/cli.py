@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from rag_graph.config import Settings, SettingsError
-from rag_graph.errors import RefreshError
+from rag_graph.errors import RefreshError, RefreshInProgress
 from rag_graph.evaluation import SPLITS
 
 DEMO_QUESTIONS = [
@@ -71,9 +71,20 @@ def cmd_index(args) -> int:
     from rag_graph.embeddings import Embedder
     from rag_graph.index import Index
 
+    from .shared import SharedState
+
     settings = _settings(args)
-    index = Index(settings.db, Embedder(settings.embedding_model))
-    stats = index.refresh(settings.corpus)
+    index = Index(settings.db, Embedder(settings.embedding_model), settings.storage_options)
+    lock = SharedState(settings.redis_url).reload_lock  # the index job and the replicas' reloads take turns
+    if not lock.acquire():
+        raise RefreshInProgress("a reload is already running (on a replica or another index job)")
+    try:
+        if args.rollback:
+            print(f"serving index version {index.roll_back()} (replicas follow within CITEBOT_POLL_SECONDS)")
+            return 0
+        stats = index.refresh(settings.corpus)
+    finally:
+        lock.release()
     if args.json:
         print(json.dumps({k: v for k, v in stats.as_dict().items()
                           if k in ("documents", "chunks", "embedded", "deleted", "seconds", "formats", "skipped")},
@@ -195,7 +206,10 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--as-user", help="answer as in a DM with this user (Slack user id or Teams AAD object id)")
         return sub
 
-    command("index", cmd_index, "build or refresh the index").add_argument("--json", action="store_true")
+    index = command("index", cmd_index, "build or refresh the index")
+    index.add_argument("--json", action="store_true")
+    index.add_argument("--rollback", action="store_true",
+                       help="serve the previous published version again (moves the serving tag back)")
     ask = place(command("ask", cmd_ask, "answer one question"))
     ask.add_argument("question")
     ask.add_argument("--history", help="JSON file: a list of {role, content} turns before the question")

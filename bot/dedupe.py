@@ -1,12 +1,13 @@
 """Chat platforms deliver at least once (Slack retries after a slow ack and sends an @mention both as
 `app_mention` and as `message`; Teams may resend an activity). A bounded TTL set makes the second
-delivery a no-op."""
+delivery a no-op. Replicas share the set in Redis (RedisSeen): the retry may reach another one."""
 from __future__ import annotations
 
 import threading
 import time
 from collections import OrderedDict
 from typing import Callable, Hashable
+
 
 class SeenCache:
     """Remembers keys for `ttl` seconds, at most `max_size` of them (oldest forgotten first)."""
@@ -28,3 +29,16 @@ class SeenCache:
                 return False
             self._seen[key] = now
             return True
+
+
+class RedisSeen:
+    """The same promise across replicas: SET NX with an expiry, one key per event. While Redis is
+    unreachable, this process's own SeenCache decides (bot/shared.py)."""
+
+    def __init__(self, shared, prefix: str, ttl: float, local: SeenCache):
+        self.shared, self.prefix, self.ttl, self.local = shared, prefix, max(1, int(ttl)), local
+
+    def first_time(self, key: Hashable) -> bool:
+        name = self.prefix + (":".join(map(str, key)) if isinstance(key, tuple) else str(key))
+        return self.shared.run(lambda r: bool(r.set(name, 1, nx=True, ex=self.ttl)),
+                               lambda: self.local.first_time(key))

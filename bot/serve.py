@@ -1,25 +1,31 @@
 """`citebot serve`: every platform whose settings are present, in one process sharing one
-Engine. Slack when SLACK_BOT_TOKEN is set; Teams when CITEBOT_TEAMS=1 or the Agents SDK client
-id is set. Each platform's settings are checked before anything is indexed."""
+Engine and one SharedState. Slack when SLACK_BOT_TOKEN is set; Teams when CITEBOT_TEAMS=1 or the
+Agents SDK client id is set. Each platform's settings are checked before anything is indexed.
+Several replicas may serve one index: each follows its `serving` tag every CITEBOT_POLL_SECONDS."""
 from __future__ import annotations
 
 import logging
 import os
 import sys
 import threading
+import time
 from typing import Callable, Mapping
 
 from rag_graph.config import Settings
 from rag_graph.engine import RefreshError
 
 from .access import Access
+from .shared import SharedState
 
 log = logging.getLogger(__name__)
 NOTHING_TO_SERVE = ("nothing to serve: set SLACK_BOT_TOKEN for Slack, or CITEBOT_TEAMS=1 / "
                     "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__CLIENTID for Microsoft Teams")
 
 
-def _platforms(settings: Settings, env: Mapping[str, str]) -> tuple[list[Callable[[object], int]], str | None]:
+Runner = Callable[[object, SharedState], int]
+
+
+def _platforms(settings: Settings, env: Mapping[str, str]) -> tuple[list[Runner], str | None]:
     """The platforms to serve, as functions of the engine, or the first setting problem."""
     runners = []
     if settings.slack_bot_token:
@@ -27,36 +33,57 @@ def _platforms(settings: Settings, env: Mapping[str, str]) -> tuple[list[Callabl
 
         if problem := slack.missing(settings):
             return [], problem
-        runners.append(lambda engine: slack.run(settings, engine))
+        runners.append(lambda engine, shared: slack.run(settings, engine, shared))
     if settings.teams or settings.teams_client_id:
         from .teams import app as teams
 
         config = teams.sdk_config(env)
         if problem := teams.config_problem(config):
             return [], problem
-        runners.append(lambda engine: teams.run(settings, engine, config))
+        runners.append(lambda engine, shared: teams.run(settings, engine, config, shared))
     return runners, None if runners else NOTHING_TO_SERVE
 
 
-def _engine(settings: Settings):
+def _engine(settings: Settings, shared: SharedState):
     from rag_graph.engine import Engine
 
     engine = Engine(settings)
-    try:
-        stats = engine.refresh()
-        print(f"Indexed {stats.documents} documents, {stats.chunks} chunks "
-              f"({stats.embedded} embedded) from {settings.corpus}", flush=True)
-    except RefreshError as error:
-        if not engine.ready:
-            raise  # nothing to serve: the CLI prints the error and exits 2
-        print(f"warning: {error}; serving the existing index", file=sys.stderr, flush=True)
+    if not shared.reload_lock.acquire():  # another replica is indexing: it publishes, we follow
+        print("another replica is reloading; serving the published index", file=sys.stderr, flush=True)
+    else:
+        try:
+            stats = engine.refresh()
+            print(f"Indexed {stats.documents} documents, {stats.chunks} chunks "
+                  f"({stats.embedded} embedded) from {settings.corpus}", flush=True)
+        except RefreshError as error:
+            if not engine.ready:
+                raise  # nothing to serve: the CLI prints the error and exits 2
+            print(f"warning: {error}; serving the existing index", file=sys.stderr, flush=True)
+        finally:
+            shared.reload_lock.release()
     engine.warm_up()
     return engine
 
 
-def _keep_alive(run: Callable[[object], int], engine) -> None:
+def _follow_index(engine, seconds: float) -> None:
+    """Serve what the index job or another replica's reload publishes, every `seconds`. An
+    unreachable bucket leaves the version in hand serving; the next poll tries again."""
+    failing = False
+    while True:
+        time.sleep(seconds)
+        try:
+            engine.follow_index()
+        except Exception as error:
+            if not failing:
+                log.error("cannot read the index's serving tag (%s); the version in hand keeps serving", error)
+            failing = True
+        else:
+            failing = False
+
+
+def _keep_alive(run: Runner, engine, shared: SharedState) -> None:
     try:
-        run(engine)
+        run(engine, shared)
     except Exception:
         log.exception("a platform stopped; the others keep serving")
 
@@ -67,8 +94,11 @@ def serve(settings: Settings, env: Mapping[str, str] | None = None) -> int:
         print(f"error: {problem}", file=sys.stderr)
         return 2
     Access.load(settings.access_path)  # a bad access file stops us before anything is indexed
-    engine = _engine(settings)
+    shared = SharedState(settings.redis_url)
+    engine = _engine(settings, shared)
+    threading.Thread(target=_follow_index, args=(engine, settings.poll_seconds),
+                     daemon=True, name="citebot-follow").start()
     # The last platform (Teams' aiohttp loop, when present) keeps the main thread and its signals.
     for run in runners[:-1]:
-        threading.Thread(target=_keep_alive, args=(run, engine), daemon=True, name="citebot-platform").start()
-    return runners[-1](engine)
+        threading.Thread(target=_keep_alive, args=(run, engine, shared), daemon=True, name="citebot-platform").start()
+    return runners[-1](engine, shared)

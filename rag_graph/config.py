@@ -7,6 +7,7 @@ one line. `Settings(...)` holds exactly what the caller passes (tests build it t
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,9 +56,28 @@ def _link_template(value: str) -> str:
     return value
 
 
+def _json_object(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise ValueError("must be a JSON object of LanceDB storage options") from None
+    if not isinstance(value, dict):
+        raise ValueError("must be a JSON object of LanceDB storage options")
+    return {str(key): str(option) for key, option in value.items()}
+
+
+def _redis_url(value: str) -> str:
+    if not re.match(r"(rediss?|unix)://", value):
+        raise ValueError("must be a redis://, rediss:// or unix:// URL")
+    return value
+
+
 CommaList = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_comma_list)]
 HttpUrl = Annotated[str, AfterValidator(_http_url)]
 LinkTemplate = Annotated[str, AfterValidator(_link_template)]
+StorageOptions = Annotated[dict[str, str], NoDecode, BeforeValidator(_json_object)]
+RedisUrl = Annotated[str, AfterValidator(_redis_url)]
 
 
 def env(name: str, default: Any, **constraints) -> Any:
@@ -94,6 +114,18 @@ class Settings(BaseSettings):
     teams: bool = env("CITEBOT_TEAMS", False)
     teams_client_id: str | None = env("CONNECTIONS__SERVICE_CONNECTION__SETTINGS__CLIENTID", None)
     teams_port: int = env("TEAMS_PORT", 3978, ge=0, le=65535)
+    # An index on object storage (CITEBOT_DB=s3://…) is reached with the AWS SDK's own variables,
+    # handed to LanceDB as storage options; CITEBOT_STORAGE_OPTIONS adds or overrides any option.
+    aws_endpoint: HttpUrl | None = env("AWS_ENDPOINT_URL", None)
+    aws_access_key_id: str | None = env("AWS_ACCESS_KEY_ID", None, repr=False)
+    aws_secret_access_key: str | None = env("AWS_SECRET_ACCESS_KEY", None, repr=False)
+    aws_session_token: str | None = env("AWS_SESSION_TOKEN", None, repr=False)
+    aws_region: str | None = env("AWS_REGION", None)
+    extra_storage_options: StorageOptions = env("CITEBOT_STORAGE_OPTIONS", {}, repr=False)
+    # Replicas: how often a serving replica checks the index's `serving` tag, and where the state
+    # replicas share lives (seen events, Teams memory, the reload lock, feedback). No URL: in-process.
+    poll_seconds: float = env("CITEBOT_POLL_SECONDS", 10.0, gt=0)
+    redis_url: RedisUrl | None = env("CITEBOT_REDIS_URL", None, repr=False)
 
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, **_sources):
@@ -102,6 +134,17 @@ class Settings(BaseSettings):
     @property
     def retrieval(self) -> RetrievalConfig:
         return RetrievalConfig(top_k=self.top_k, max_retrieval_attempts=self.max_attempts)
+
+    @property
+    def storage_options(self) -> dict[str, str]:
+        """LanceDB's storage options for CITEBOT_DB (empty for a local folder with no AWS settings)."""
+        options = {"aws_endpoint": self.aws_endpoint, "aws_access_key_id": self.aws_access_key_id,
+                   "aws_secret_access_key": self.aws_secret_access_key,
+                   "aws_session_token": self.aws_session_token, "aws_region": self.aws_region}
+        options = {name: value for name, value in options.items() if value}
+        if (self.aws_endpoint or "").startswith("http://"):
+            options["allow_http"] = "true"  # a local S3-protocol server (MinIO, moto): plain HTTP is meant
+        return {**options, **self.extra_storage_options}
 
     @classmethod
     def from_env(cls, **overrides) -> "Settings":
@@ -131,7 +174,8 @@ class _FromEnvironment(Settings):
 _PHRASES = {"int_parsing": "must be an integer", "int_from_float": "must be an integer",
             "bool_parsing": "must be true or false", "greater_than_equal": "must be at least {ge}",
             "less_than_equal": "must be at most {le}", "url_parsing": "must be an http(s) URL",
-            "url_scheme": "must be an http(s) URL"}
+            "url_scheme": "must be an http(s) URL", "greater_than": "must be more than {gt}",
+            "float_parsing": "must be a number"}
 
 
 def describe(error: ValidationError) -> str:

@@ -28,7 +28,7 @@ class Engine:
     def __init__(self, settings: Settings, generator=None):
         self.settings = settings
         self.embedder = Embedder(settings.embedding_model)
-        self.index = Index(settings.db, self.embedder)
+        self.index = Index(settings.db, self.embedder, settings.storage_options)
         if generator is None:
             generator = (ChatModelGenerator(load_chat_model(settings.llm)) if settings.llm
                          else ExtractiveGenerator(self.index.vocabulary, self.embedder, self.index.entities))
@@ -41,6 +41,11 @@ class Engine:
     def refresh(self) -> RefreshStats:
         """Re-index the corpus folder (atomic; raises RefreshError and keeps serving on failure)."""
         return self.index.refresh(self.settings.corpus)
+
+    def follow_index(self) -> bool:
+        """Serve the version the index's serving tag names now (another replica or the index job
+        may have moved it); True when it moved. Raises when the index cannot be read."""
+        return self.index.follow()
 
     @property
     def ready(self) -> bool:

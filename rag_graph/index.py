@@ -4,18 +4,20 @@ Atomicity rides on LanceDB versions. A refresh writes its changes in one `merge_
 brings the indexes up to date, validates the new version, and only then moves the `serving` tag
 to it. Readers (this process and any other) search the version the tag names, so they never see
 a half-built table; a refresh that fails restores the previous version and leaves the tag alone.
+Replicas follow the tag (`follow`); every published version also keeps a `published-N` tag, so a
+rollback is moving `serving` back, and cleaning up old versions never removes one of them.
+The database may be a folder or any LanceDB URI (s3://…), reached with `storage_options`.
 """
 from __future__ import annotations
 
-import json
 import logging
-import os
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
+from typing import Iterable
 
 import lancedb
 import numpy as np
@@ -39,12 +41,20 @@ ENTITY_TABLE = "entities"  # the corpus's gazetteer (entities.py), rewritten wit
 _ENTITY_SCHEMA = pa.schema([("name", pa.string()), ("kind", pa.string()), ("source_id", pa.string()),
                             ("person", pa.bool_())])
 SERVING_TAG = "serving"
+PUBLISHED_TAG = "published-{}"  # one per published version, the newest KEEP_PUBLISHED kept
+KEEP_PUBLISHED = 3
+# Untagged versions older than this are deleted after a publish: a replica's query that started
+# on one just before the tag moved has long finished by then.
+CLEANUP_AFTER = timedelta(hours=1)
+# optimize() also prunes versions, and refuses to while a tag names an old one (the serving tag
+# of a table refreshed a week later): it prunes nothing here, _clean_up does it keeping tags.
+_NO_PRUNING = timedelta(days=365 * 100)
 MODES = ("semantic", "keyword", "hybrid")
 _STORED = ["chunk_id", "source_id", "title", "section", "anchor", "url", "chunk_index", "body",
            "text", "status", "effective_date", "authority", "superseded_by", "links", "path",
            "audience", "content_hash"]
-VOCABULARY_DIR = "vocabulary"  # chunk frequency of every term, one file per published version
-_KEEP_VOCABULARIES = 3
+VOCABULARY_TABLE = "vocabulary"  # chunk frequency of every term, rows per published version
+_VOCABULARY_SCHEMA = pa.schema([("version", pa.int64()), ("term", pa.string()), ("chunks", pa.int64())])
 
 
 @dataclass
@@ -86,13 +96,14 @@ def _column(table, name: str) -> list:
 
 
 class Index:
-    def __init__(self, uri: str | Path, embedder: Embedder):
+    def __init__(self, uri: str | Path, embedder: Embedder, storage_options: dict[str, str] | None = None):
         self.uri = str(uri)
         self.embedder = embedder
         # A broken query vector must fail the search, not rank the table by noise.
         self._queries = checked(embedder)
-        self._db = lancedb.connect(self.uri)
+        self._db = lancedb.connect(self.uri, storage_options=storage_options or None)
         self._serving = None  # table handle checked out at the serving version
+        self._tags = None  # the chunk table's tags, for follow()
         self._refresh_lock = threading.Lock()
         self.last_refresh: RefreshStats | None = None
         self.documents = 0
@@ -122,9 +133,34 @@ class Index:
         tags = table.tags.list()
         if SERVING_TAG not in tags:
             return  # a first build that never finished (killed half-way): nothing was published
-        table.checkout(tags[SERVING_TAG]["version"])
-        self._serving = table
-        self.documents = len(set(_column(table, "source_id")))
+        self._checkout(tags[SERVING_TAG]["version"])
+
+    def _checkout(self, version: int) -> None:
+        serving = self._db.open_table(TABLE)
+        serving.checkout(version)
+        self.documents = len(set(_column(serving, "source_id")))
+        self.store.reopen()  # another process may have added the new version's vectors
+        self._serving = serving  # one reference swap: readers see the old or the new, never half
+
+    def follow(self) -> bool:
+        """Serve the version the `serving` tag names now, if another process moved it (one small
+        read of the tag); True when it moved. A replica calls this every poll interval."""
+        if self._tags is None:  # any handle reads the tags as they are now: open one once
+            table = self._open_table()
+            if table is None:
+                return False
+            self._tags = table.tags
+        try:
+            version = self._tags.get_version(SERVING_TAG)
+        except RuntimeError:
+            if SERVING_TAG not in self._tags.list():
+                return False  # nothing published yet
+            raise  # the storage failed
+        if version == self.version:
+            return False
+        self._checkout(version)
+        log.info("serving index version %s (the serving tag moved)", version)
+        return True
 
     @property
     def ready(self) -> bool:
@@ -232,23 +268,26 @@ class Index:
     def vocabulary(self, where: str | None = None) -> tuple[dict[str, int], int]:
         """(chunk frequency of every term, number of chunks) for the serving version: the
         evidence behind 'this word appears nowhere in the knowledge base'. Counted at index time
-        and read from its file, once per version. Within `where`, counted over the rows it
-        allows (once per version and scope), so that a word only a hidden document holds reads
-        as unknown, as it would in an index without that document."""
+        and read from the vocabulary table, once per version. Within `where`, counted over the
+        rows it allows (once per version and scope), so that a word only a hidden document holds
+        reads as unknown, as it would in an index without that document."""
         if self._narrows(where):
-            stored = self._per_scope("terms", where, lambda: _count_terms(
+            return self._per_scope("terms", where, lambda: _counts(
                 self.table.search().where(where).select(["text"]).limit(None).to_arrow().column(0).to_pylist()))
-            return stored["terms"], stored["chunks"]
-        version = self.table.version
-        if self._vocabulary is None or self._vocabulary[0] != version:
-            path = Path(self.uri) / VOCABULARY_DIR / f"{version}.json"
-            try:
-                stored = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):  # an index built before the counts were stored
-                stored = _count_terms(_column(self.table, "text"))
-                _save_json(path, stored)
-            self._vocabulary = (version, stored["terms"], stored["chunks"])
+        table = self.table
+        if self._vocabulary is None or self._vocabulary[0] != table.version:
+            # An index built before the counts were stored is counted here (a reader never writes).
+            frequency = self._stored_vocabulary(table.version) or _count_terms(_column(table, "text"))
+            self._vocabulary = (table.version, frequency, table.count_rows())
         return self._vocabulary[1], self._vocabulary[2]
+
+    def _stored_vocabulary(self, version: int) -> dict[str, int] | None:
+        try:
+            rows = (self._db.open_table(VOCABULARY_TABLE).search().where(f"version = {int(version)}")
+                    .select(["term", "chunks"]).limit(None).to_arrow())
+        except ValueError:
+            return None
+        return dict(zip(rows.column("term").to_pylist(), rows.column("chunks").to_pylist())) or None
 
     def entities(self, where: str | None = None) -> Gazetteer:
         """The corpus's gazetteer, read once per published version (a few thousand short rows);
@@ -327,9 +366,10 @@ class Index:
 
         if table is not None and not changed and not removed:
             # Nothing to do: do not even load the embedding model.
-            if self._serving is None or self._serving.version != table.version:
+            if self.version != table.version and table.version not in _published(table.tags.list()):
                 # The latest version was written by a refresh that died before publishing it:
-                # finish its indexes and check it like any other before it may serve.
+                # finish its indexes and check it like any other before it may serve. (A published
+                # one was rolled back from: the rollback holds until the documents change.)
                 try:
                     self._update_indexes(table)
                     self._validate(table, wanted)
@@ -341,7 +381,7 @@ class Index:
                 self._publish(table)
             if ENTITY_TABLE not in self._db.list_tables().tables:
                 self._store_entities(corpus)
-            return self._finish(corpus, 0, 0, started, table.version)
+            return self._finish(corpus, 0, 0, started, self.version)
 
         previous = table.version if table is not None else None
         try:
@@ -393,7 +433,7 @@ class Index:
         if not any(index.index_type == "FTS" for index in table.list_indices()):
             table.create_index("text", config=FTS(with_position=False))
         # Rows written after an index build are only scanned until optimize(); fold them in now.
-        table.optimize(cleanup_older_than=timedelta(days=7))
+        table.optimize(cleanup_older_than=_NO_PRUNING)
 
     @staticmethod
     def _validate(table, wanted: dict[str, Chunk]) -> None:
@@ -423,20 +463,56 @@ class Index:
 
     def _publish(self, table) -> None:
         version = table.version
+        _set_tag(table, SERVING_TAG, version)
+        _set_tag(table, PUBLISHED_TAG.format(version), version)
+        self._checkout(version)
+        try:
+            self._clean_up(table)
+        except Exception:  # the new version serves; the old ones are removed next time
+            log.exception("could not clean up old index versions")
+
+    def roll_back(self) -> int:
+        """Move the serving tag back to the published version before the one serving now (every
+        replica follows); returns that version. Holds until the documents change again."""
+        if not self._refresh_lock.acquire(blocking=False):
+            raise RefreshInProgress("a reload is already running")
+        try:
+            table = self._open_table()
+            current = self.version
+            earlier = [v for v in _published(table.tags.list() if table else {}) if current and v < current]
+            if not earlier:
+                raise RefreshError(f"no published index version before {current} to roll back to")
+            _set_tag(table, SERVING_TAG, earlier[-1])
+            self._checkout(earlier[-1])
+            return earlier[-1]
+        finally:
+            self._refresh_lock.release()
+
+    def _clean_up(self, table) -> None:
+        """Forget all but the newest KEEP_PUBLISHED published versions (never the serving one),
+        then delete the files of untagged versions older than CLEANUP_AFTER, with their
+        vocabularies. Tagged versions stay whole: a replica reading one is never broken."""
         tags = table.tags.list()
-        if SERVING_TAG in tags:
-            table.tags.update(SERVING_TAG, version)
-        else:
-            table.tags.create(SERVING_TAG, version)
-        serving = self._db.open_table(TABLE)
-        serving.checkout(version)
-        self._serving = serving  # one reference swap: readers see the old or the new, never half
+        published = _published(tags)
+        kept = set(published[-KEEP_PUBLISHED:]) | {tags[SERVING_TAG]["version"]}
+        for version in set(published) - kept:
+            table.tags.delete(PUBLISHED_TAG.format(version))
+        table.to_lance().cleanup_old_versions(CLEANUP_AFTER, error_if_tagged_old_versions=False)
+        vocabulary = self._db.open_table(VOCABULARY_TABLE)
+        vocabulary.delete(f"version NOT IN ({', '.join(str(v) for v in sorted(kept))})")
+        vocabulary.optimize(cleanup_older_than=CLEANUP_AFTER)
 
     def _save_vocabulary(self, table, corpus: Corpus) -> None:
-        folder = Path(self.uri) / VOCABULARY_DIR
-        _save_json(folder / f"{table.version}.json", _count_terms(chunk.text for chunk in corpus.chunks))
-        for old in sorted(folder.glob("*.json"), key=lambda p: int(p.stem) if p.stem.isdigit() else -1)[:-_KEEP_VOCABULARIES]:
-            old.unlink(missing_ok=True)
+        frequency = _count_terms(chunk.text for chunk in corpus.chunks)
+        rows = pa.table({"version": [table.version] * len(frequency), "term": list(frequency),
+                         "chunks": list(frequency.values())}, schema=_VOCABULARY_SCHEMA)
+        try:
+            stored = self._db.open_table(VOCABULARY_TABLE)
+        except ValueError:
+            self._db.create_table(VOCABULARY_TABLE, data=rows, schema=_VOCABULARY_SCHEMA)
+            return
+        stored.delete(f"version = {int(table.version)}")  # left by a refresh that died after writing it
+        stored.add(rows)
 
     def _finish(self, corpus: Corpus, embedded: int, deleted: int, started: float, version: int) -> RefreshStats:
         self.documents = len(corpus.documents)
@@ -447,18 +523,27 @@ class Index:
         return self.last_refresh
 
 
-def _count_terms(texts) -> dict:
+def _count_terms(texts: Iterable[str]) -> dict[str, int]:
+    """How many chunks each term appears in."""
     frequency: Counter = Counter()
-    chunks = 0
     for text in texts:
         frequency.update(set(terms(text)))
-        chunks += 1
-    return {"chunks": chunks, "terms": dict(frequency)}
+    return dict(frequency)
 
 
-def _save_json(path: Path, data: dict) -> None:
-    """Written whole or not at all: a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(f".{os.getpid()}.tmp")
-    partial.write_text(json.dumps(data), encoding="utf-8")
-    os.replace(partial, path)
+def _counts(texts: list[str]) -> tuple[dict[str, int], int]:
+    """(chunk frequency of every term, number of chunks): what `vocabulary` returns."""
+    return _count_terms(texts), len(texts)
+
+
+def _set_tag(table, tag: str, version: int) -> None:
+    if tag in table.tags.list():
+        table.tags.update(tag, version)
+    else:
+        table.tags.create(tag, version)
+
+
+def _published(tags: dict) -> list[int]:
+    """The published versions still tagged, oldest first."""
+    prefix = PUBLISHED_TAG.format("")
+    return sorted(int(name[len(prefix):]) for name in tags if name.startswith(prefix) and name[len(prefix):].isdigit())

@@ -48,6 +48,11 @@ class VectorStore:
                 return None
         return self._table
 
+    def reopen(self) -> None:
+        """Read the table's latest version from the next lookup on (another process may have
+        added rows: a handle stays at the version it opened)."""
+        self._table = None
+
     def exists(self) -> bool:
         return self._open() is not None
 

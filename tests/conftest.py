@@ -36,6 +36,26 @@ def engine(tmp_path_factory) -> Engine:
     return engine
 
 
+@pytest.fixture(scope="session")
+def s3():
+    """A real S3-protocol endpoint (moto's server mode) with one bucket, for the whole session."""
+    from servers import S3Server
+
+    server = S3Server().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_server():
+    """A real Redis server on a free port, for the whole session (tests that stop it restart it)."""
+    from servers import RedisServer
+
+    server = RedisServer().start()
+    yield server
+    server.stop()
+
+
 @pytest.fixture
 def corpus_copy(tmp_path) -> Path:
     """A private, writable copy of the bundled corpus."""

@@ -42,6 +42,14 @@ GOOD = {
     "CITEBOT_TEAMS": ("1", "teams", True),
     "TEAMS_PORT": ("3979", "teams_port", 3979),
     "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__CLIENTID": ("app-id", "teams_client_id", "app-id"),
+    "AWS_ENDPOINT_URL": ("http://127.0.0.1:9000", "aws_endpoint", "http://127.0.0.1:9000"),
+    "AWS_ACCESS_KEY_ID": ("AKIA1", "aws_access_key_id", "AKIA1"),
+    "AWS_SECRET_ACCESS_KEY": ("sekrit", "aws_secret_access_key", "sekrit"),
+    "AWS_SESSION_TOKEN": ("tok", "aws_session_token", "tok"),
+    "AWS_REGION": ("eu-west-1", "aws_region", "eu-west-1"),
+    "CITEBOT_STORAGE_OPTIONS": ('{"timeout": "60s"}', "extra_storage_options", {"timeout": "60s"}),
+    "CITEBOT_POLL_SECONDS": ("2.5", "poll_seconds", 2.5),
+    "CITEBOT_REDIS_URL": ("redis://cache:6379/0", "redis_url", "redis://cache:6379/0"),
 }
 BAD = {
     "CITEBOT_TOP_K": ("x", "must be an integer"),
@@ -56,6 +64,7 @@ BAD = {
     "TEAMS_PORT": ("x", "must be an integer"),
     "CITEBOT_SOURCE_URL": ("handbook/{path}", "must be an http(s) URL containing {path} or {slug}"),
     "CITEBOT_TEAMS": ("perhaps", "must be true or false"),
+    "CITEBOT_POLL_SECONDS": ("soon", "must be a number"),
 }
 
 

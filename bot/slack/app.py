@@ -15,9 +15,10 @@ from slack_sdk.http_retry.builtin_handlers import ServerErrorRetryHandler
 from rag_graph.config import Settings
 from ..access import Access
 from ..admin import Admin, Markup
-from ..dedupe import SeenCache
+from ..dedupe import RedisSeen, SeenCache
 from ..feedback import FeedbackLog
 from ..gaps import gap_log
+from ..shared import SharedState
 from .conversation import Conversations
 from .listeners import assistant, commands, feedback, messages
 from .render import escape
@@ -37,7 +38,7 @@ def web_client(settings: Settings) -> WebClient:
                                                                ServerErrorRetryHandler(max_retry_count=2)])
 
 
-def drop_redelivered_events(seen: SeenCache):
+def drop_redelivered_events(seen: SeenCache | RedisSeen):
     """Bolt middleware: an `event_callback` whose event_id was already taken is acked and
     dropped. Slack's retries (X-Slack-Retry-Num) reuse the event_id, so they land here too;
     a retry whose first delivery never reached us still gets answered."""
@@ -53,17 +54,20 @@ def drop_redelivered_events(seen: SeenCache):
     return middleware
 
 
-def build_app(settings: Settings, engine, client: WebClient | None = None) -> App:
+def build_app(settings: Settings, engine, client: WebClient | None = None,
+              shared: SharedState | None = None) -> App:
+    """`shared`: the process's shared state (one for every platform); by default, from the settings."""
+    shared = shared or SharedState(settings.redis_url)
     app = App(client=client or web_client(settings),
               signing_secret=settings.slack_signing_secret or "",
               listener_executor=ThreadPoolExecutor(LISTENER_THREADS, thread_name_prefix="citebot"))
-    app.use(drop_redelivered_events(SeenCache()))
+    app.use(drop_redelivered_events(shared.seen()))
     gaps = gap_log(settings)
     assistant.register(app, engine)
-    messages.register(app, Conversations(engine, settings, SeenCache(), Access.load(settings.access_path),
+    messages.register(app, Conversations(engine, settings, shared.seen(), Access.load(settings.access_path),
                                          UsergroupMembers(app.client), gaps))
-    commands.register(app, Admin(settings, engine, Markup(escape=escape)))
-    feedback.register(app, FeedbackLog(settings.feedback_path), gaps)
+    commands.register(app, Admin(settings, engine, shared, Markup(escape=escape)))
+    feedback.register(app, FeedbackLog(settings.feedback_path, shared), gaps)
     return app
 
 
@@ -95,9 +99,9 @@ def missing(settings: Settings) -> str | None:
     return None
 
 
-def run(settings: Settings, engine) -> int:
+def run(settings: Settings, engine, shared: SharedState) -> int:
     """Serve Slack until the process ends: Socket Mode with SLACK_APP_TOKEN, else HTTP on PORT."""
-    app = build_app(settings, engine)
+    app = build_app(settings, engine, shared=shared)
     if settings.slack_app_token:
         from slack_bolt.adapter.socket_mode import SocketModeHandler
 
@@ -105,7 +109,9 @@ def run(settings: Settings, engine) -> int:
         SocketModeHandler(app, settings.slack_app_token).start()
         return 0
     server = make_http_server(app, port=settings.port)
-    print(f"Citebot is listening on http://0.0.0.0:{settings.port}{EVENTS_PATH}", flush=True)
+    # One write, newline included: Teams' thread says it listens at the same moment, and print()'s
+    # separate newline write would let the two lines run into one.
+    print(f"Citebot is listening on http://0.0.0.0:{settings.port}{EVENTS_PATH}\n", end="", flush=True)
     try:
         server.serve_forever()
     finally:

@@ -12,7 +12,7 @@ from slack_sdk.errors import SlackApiError
 from rag_graph.config import Settings
 
 from ..access import Access
-from ..dedupe import SeenCache
+from ..dedupe import RedisSeen, SeenCache
 from ..gaps import GapLog
 from ..intent import classify, mentioned_users
 from .delivery import Delivery
@@ -25,7 +25,7 @@ SMALL_TALK_REACTION = "+1"
 
 
 class Conversations:
-    def __init__(self, engine, settings: Settings, seen: SeenCache, access: Access,
+    def __init__(self, engine, settings: Settings, seen: SeenCache | RedisSeen, access: Access,
                  usergroups: UsergroupMembers, gaps: GapLog):
         self.engine, self.settings, self.seen = engine, settings, seen
         self.access, self.usergroups, self.gaps = access, usergroups, gaps

@@ -18,7 +18,7 @@ from ..access import Access
 from ..admin import Admin
 from ..feedback import FeedbackLog
 from ..gaps import gap_log
-from ..memory import InProcessMemory
+from ..shared import SharedState
 from .conversation import MARKUP, TeamsConversations
 
 MESSAGES_PATH = "/api/messages"
@@ -52,16 +52,18 @@ def config_problem(config: dict) -> str | None:
     return None
 
 
-def build_web_app(settings: Settings, engine, config: dict) -> web.Application:
+def build_web_app(settings: Settings, engine, config: dict, shared: SharedState | None = None) -> web.Application:
+    """`shared`: the process's shared state (one for every platform); by default, from the settings."""
+    shared = shared or SharedState(settings.redis_url)
     connections = MsalConnectionManager(**config)
     adapter = CloudAdapter(connection_manager=connections)
     # Typing is shown by the proactive turn that answers, not by the turn that only schedules it.
     agent = AgentApplication[TurnState](storage=MemoryStorage(), connection_manager=connections,
                                         start_typing_timer=False, **config)
-    conversations = TeamsConversations(engine, settings, Admin(settings, engine, MARKUP),
-                                       InProcessMemory(max_turns=settings.history_turns),
-                                       FeedbackLog(settings.feedback_path), Access.load(settings.access_path),
-                                       gap_log(settings))
+    conversations = TeamsConversations(engine, settings, Admin(settings, engine, shared, MARKUP),
+                                       shared.memory(settings.history_turns),
+                                       FeedbackLog(settings.feedback_path, shared), shared.seen(),
+                                       Access.load(settings.access_path), gap_log(settings))
     agent.before_turn(conversations.first_delivery)
     # Without a handler the SDK answers the feedback invoke with 501.
     agent.invoke("message/submitAction")(conversations.on_feedback)
@@ -78,9 +80,10 @@ def build_web_app(settings: Settings, engine, config: dict) -> web.Application:
     return app
 
 
-def run(settings: Settings, engine, config: dict) -> int:
+def run(settings: Settings, engine, config: dict, shared: SharedState) -> int:
     def listening(_: str) -> None:  # aiohttp calls it once the port is bound
-        print(f"Citebot is listening for Teams on http://0.0.0.0:{settings.teams_port}{MESSAGES_PATH}", flush=True)
+        print(f"Citebot is listening for Teams on http://0.0.0.0:{settings.teams_port}{MESSAGES_PATH}\n",
+              end="", flush=True)  # one write: see slack.app.run
 
-    web.run_app(build_web_app(settings, engine, config), port=settings.teams_port, print=listening)
+    web.run_app(build_web_app(settings, engine, config, shared), port=settings.teams_port, print=listening)
     return 0

@@ -24,7 +24,7 @@ from rag_graph.engine import Scope
 
 from ..access import Access
 from ..admin import COMMANDS, Admin, Markup
-from ..dedupe import SeenCache
+from ..dedupe import RedisSeen, SeenCache
 from ..feedback import FeedbackLog
 from ..gaps import GapLog
 from ..intent import classify
@@ -71,10 +71,10 @@ def plain_text(text: str | None) -> str:
 
 class TeamsConversations:
     def __init__(self, engine, settings: Settings, admin: Admin, memory: ConversationMemory,
-                 feedback: FeedbackLog, access: Access, gaps: GapLog):
+                 feedback: FeedbackLog, seen: SeenCache | RedisSeen, access: Access, gaps: GapLog):
         self.engine, self.settings, self.admin = engine, settings, admin
-        self.memory, self.feedback, self.access, self.gaps = memory, feedback, access, gaps
-        self.seen = SeenCache()
+        self.memory, self.feedback, self.seen = memory, feedback, seen
+        self.access, self.gaps = access, gaps
         self._answering = ThreadPoolExecutor(ANSWER_THREADS, thread_name_prefix="citebot-teams")
         self._later: set[asyncio.Task] = set()
 

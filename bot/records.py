@@ -1,0 +1,72 @@
+"""Where the bot's records go (feedback now; any other log of one JSON object per record, such as
+knowledge gaps): behind one small interface, a JSON-lines file by default, a Redis hash when
+replicas share state (bot/shared.py). A record with the key of an earlier one replaces it."""
+from __future__ import annotations
+
+import json
+import os
+import threading
+import uuid
+from pathlib import Path
+from typing import Callable, Protocol
+
+KeyOf = Callable[[dict], "str | None"]  # a record's identity; None: never replaced
+
+
+class RecordStore(Protocol):
+    def put(self, record: dict) -> None:
+        """Add the record; an earlier one with the same key is replaced."""
+
+    def all(self) -> list[dict]:
+        """Every record, oldest first."""
+
+
+class FileRecords:
+    """One JSON object a line, so a spreadsheet and `citebot eval` can both read it."""
+
+    def __init__(self, path: Path, key_of: KeyOf):
+        self.path, self.key_of = Path(path), key_of
+        self._lock = threading.Lock()  # one writer at a time, even with records arriving together
+
+    def put(self, record: dict) -> None:
+        line = json.dumps(record, ensure_ascii=False) + "\n"
+        key = self.key_of(record)
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            lines = self.path.read_text(encoding="utf-8").splitlines(keepends=True) if self.path.exists() else []
+            kept = [old for old in lines if key is None or self._key(old) != key]
+            if len(kept) == len(lines):
+                with self.path.open("a", encoding="utf-8") as out:
+                    out.write(line)
+            else:  # rewrite whole, then swap: a crash mid-write never loses the other records
+                scratch = self.path.with_name(self.path.name + ".tmp")
+                scratch.write_text("".join(kept) + line, encoding="utf-8")
+                os.replace(scratch, self.path)
+
+    def all(self) -> list[dict]:
+        if not self.path.exists():
+            return []
+        return [json.loads(line) for line in self.path.read_text(encoding="utf-8").splitlines() if line]
+
+    def _key(self, line: str) -> str | None:
+        try:
+            return self.key_of(json.loads(line))
+        except ValueError:
+            return None  # a damaged line is kept as it is, never matched
+
+
+class RedisRecords:
+    """A Redis hash of the records by key, shared by replicas and kept across their restarts. While
+    Redis is unreachable, records go to this replica's file (`local`), and are read from both."""
+
+    def __init__(self, shared, name: str, local: FileRecords):
+        self.shared, self.name, self.local = shared, name, local
+
+    def put(self, record: dict) -> None:
+        field = self.local.key_of(record) or uuid.uuid4().hex
+        self.shared.run(lambda r: r.hset(self.name, field, json.dumps(record, ensure_ascii=False)),
+                        lambda: self.local.put(record))
+
+    def all(self) -> list[dict]:
+        stored = self.shared.run(lambda r: [json.loads(value) for value in r.hvals(self.name)], list)
+        return sorted(stored + self.local.all(), key=lambda record: str(record.get("time", "")))
