@@ -246,13 +246,16 @@ class ExtractiveGenerator:
                 covered |= candidate.terms
         # The sentence before may state the rule that the best one only elaborates ("Users are
         # prohibited from deleting messages." before "Do not abuse the edit command…"): it must
-        # speak to the asker's own words (not only to a follow-up's borrowed subject, or it is a
-        # sibling: the day shift before the night shift asked about), and it is no preamble to
+        # hold at least half as much of the asker's own words as the best one (a borrowed subject
+        # does not count: the day shift before the night shift asked about is a sibling; a scene-
+        # setting line that shares one common word is no rule), and it is no preamble to
         # the date or number asked for. It comes last: a sentence answering another side of the
         # question has the better claim to the room.
         before = next((c for c in candidates if c.rank == best.rank and c.position == best.position - 1), None)
+        own = {t: w for t, w in weights.items() if t in asked}
         if (others and len(picked) < MAX_SENTENCES and before is not None and before not in picked
-                and before.score >= 0.5 * best.score and before.terms & asked
+                and before.score >= 0.5 * best.score
+                and weighted_coverage(own, before.terms) >= 0.5 * weighted_coverage(own, best.terms)
                 and (before.typed or not best.typed) and not before.text.rstrip().endswith(":")):
             picked.append(before)
         return picked

@@ -63,12 +63,6 @@ def test_it_or_they_in_a_follow_up_may_mean_any_noun_of_the_last_question(engine
     assert "48 hours" in state["final_output"]["answer"]
 
 
-def test_the_rule_stated_just_before_the_best_matching_sentence_is_part_of_the_answer(engine):
-    out = engine.ask("can a colleague I know well use my badge to get in?")
-    assert out["status"] == "answered"
-    assert "Lending your badge to anyone is forbidden" in out["answer"]
-
-
 def test_a_who_question_names_the_person_not_a_signature_placeholder(engine):
     out = engine.ask("Who is the CEO?")
     assert out["status"] == "answered" and "Tobias Renn" in out["answer"]

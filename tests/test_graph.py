@@ -330,3 +330,12 @@ def test_between_equal_authorities_the_newer_date_wins(conflicts):
     [record] = state["contradictions"]
     assert (record["winner"]["title"], record["loser"]["title"]) == ("Travel Guide 2025", "Travel Guide 2023")
     assert "newer" in record["reason"] and "$50" in out["answer"]
+
+
+def test_the_rule_stated_just_before_the_best_matching_sentence_is_part_of_the_answer():
+    lab = chunk("lab::visits::0", "Visitors are prohibited from photographing the lab. Do not hold a phone camera "
+                "against the lab window to take photographs of the benches. Sketching in the lobby is fine.")
+    generator = ExtractiveGenerator(FakeRetriever([lab]).vocabulary)  # word scores only
+    answer = generator.generate("can I take photographs of the lab with my phone?", [lab], "")["answer"]
+    assert answer.startswith("Visitors are prohibited from photographing the lab.")
+    assert "Sketching" not in answer
