@@ -29,7 +29,7 @@ from rag_graph.context import Deps
 from rag_graph.engine import Engine
 from rag_graph.generation import ChatModelGenerator
 from rag_graph.graph import GENERATION_RETRY
-from rag_graph.index import ENTITY_TABLE, TABLE, Index, RefreshError, RefreshInProgress
+from rag_graph.index import ENTITY_TABLE, TABLE, VOCABULARY_TABLE, Index, RefreshError, RefreshInProgress
 from rag_graph.vector_store import TABLE as VECTORS
 from rag_graph.text import term_set
 
@@ -69,7 +69,7 @@ def _still_serves_version(engine: Engine, version: int, chunks: int) -> None:
     other = Index(engine.settings.db, engine.embedder)
     assert other.version == version and other.count() == chunks
     assert not other.search("zeppelin rides roof", mode="keyword", top_k=3)
-    assert sorted(engine.index._db.list_tables().tables) == sorted([TABLE, ENTITY_TABLE, VECTORS]), \
+    assert sorted(engine.index._db.list_tables().tables) == sorted([TABLE, ENTITY_TABLE, VECTORS, VOCABULARY_TABLE]), \
         "no half-built table may be visible"
 
 
