@@ -13,6 +13,8 @@ from rag_graph.config import Settings, SettingsError
 from rag_graph.errors import RefreshError, RefreshInProgress
 from rag_graph.evaluation import SPLITS
 
+log = logging.getLogger("citebot")
+
 DEMO_QUESTIONS = [
     "How many days per week can employees work remotely?",
     "what about contractors?",  # a follow-up to the first: same thread
@@ -68,13 +70,24 @@ def format_answer(output: dict) -> str:
 
 
 def cmd_index(args) -> int:
+    from rag_graph import published
     from rag_graph.embeddings import Embedder
+
+    settings = _settings(args)
+    embedder = Embedder(settings.embedding_model)
+    started = time.perf_counter()
+    unchanged = None if args.rollback else published.unchanged(settings.db, settings.corpus, embedder.model_name)
+    if unchanged is not None:  # the everyday cron run: answered without opening (or importing) LanceDB
+        for message in unchanged["skipped"]:
+            log.warning(message)
+        _print_refresh({**unchanged, "embedded": 0, "deleted": 0, "seconds": time.perf_counter() - started}, args.json)
+        return 0
+
     from rag_graph.index import Index
 
     from .shared import SharedState
 
-    settings = _settings(args)
-    index = Index(settings.db, Embedder(settings.embedding_model), settings.storage_options)
+    index = Index(settings.db, embedder, settings.storage_options)
     lock = SharedState(settings.redis_url).reload_lock  # the index job and the replicas' reloads take turns
     if not lock.acquire():
         raise RefreshInProgress("a reload is already running (on a replica or another index job)")
@@ -85,16 +98,20 @@ def cmd_index(args) -> int:
         stats = index.refresh(settings.corpus)
     finally:
         lock.release()
-    if args.json:
-        print(json.dumps({k: v for k, v in stats.as_dict().items()
+    _print_refresh(stats.as_dict(), args.json)
+    return 0
+
+
+def _print_refresh(stats: dict, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({k: v for k, v in stats.items()
                           if k in ("documents", "chunks", "embedded", "deleted", "seconds", "formats", "skipped")},
                          ensure_ascii=False))
-    else:
-        print(f"{stats.documents} documents, {stats.chunks} chunks, {stats.embedded} embedded, "
-              f"{stats.deleted} deleted in {stats.seconds:.2f} s (index version {stats.version})")
-        print("files: " + ", ".join(f"{suffix} {counts['read']} read" + (f", {counts['skipped']} skipped" if counts["skipped"] else "")
-                                    for suffix, counts in sorted(stats.formats.items())))
-    return 0
+        return
+    print(f"{stats['documents']} documents, {stats['chunks']} chunks, {stats['embedded']} embedded, "
+          f"{stats['deleted']} deleted in {stats['seconds']:.2f} s (index version {stats['version']})")
+    print("files: " + ", ".join(f"{suffix} {counts['read']} read" + (f", {counts['skipped']} skipped" if counts["skipped"] else "")
+                                for suffix, counts in sorted(stats["formats"].items())))
 
 
 def cmd_ask(args) -> int:

@@ -28,6 +28,7 @@ from lancedb.rerankers import RRFReranker
 from .embeddings import Embedder, checked
 from .entities import Gazetteer, extract
 from .entities import rows as entity_rows
+from . import published
 from .errors import IndexNotReady, RefreshError, RefreshInProgress
 from .ingest import Chunk, Corpus, load_corpus
 from .scope import Scope, ScopedIndex, audience_clause, matches
@@ -347,6 +348,7 @@ class Index:
     def _refresh(self, corpus_dir: Path) -> RefreshStats:
         started = time.perf_counter()
         try:
+            built_from = published.fingerprint(corpus_dir, self.embedder.model_name)  # before reading
             corpus = load_corpus(corpus_dir)
         except FileNotFoundError as error:
             raise RefreshError(str(error)) from None
@@ -381,7 +383,7 @@ class Index:
                 self._publish(table)
             if ENTITY_TABLE not in self._db.list_tables().tables:
                 self._store_entities(corpus)
-            return self._finish(corpus, 0, 0, started, self.version)
+            return self._finish(corpus, 0, 0, started, self.version, built_from)
 
         previous = table.version if table is not None else None
         try:
@@ -407,7 +409,7 @@ class Index:
             log.exception("refresh failed; previous version keeps serving")
             raise RefreshError(f"reload failed ({type(error).__name__}: {error}); the previous index keeps serving") from error
         self._publish(table)
-        return self._finish(corpus, len(changed), len(removed), started, table.version)
+        return self._finish(corpus, len(changed), len(removed), started, table.version, built_from)
 
     def _embed(self, chunks: list[Chunk], removed: list[str]) -> pa.Table:
         """The chunks' rows, with their vectors. The chunks' vectors again and their sentences'
@@ -462,6 +464,7 @@ class Index:
             log.exception("could not restore version %s", previous)
 
     def _publish(self, table) -> None:
+        published.forget(self.uri)  # what the stamp describes stops serving now
         version = table.version
         _set_tag(table, SERVING_TAG, version)
         _set_tag(table, PUBLISHED_TAG.format(version), version)
@@ -482,6 +485,7 @@ class Index:
             earlier = [v for v in _published(table.tags.list() if table else {}) if current and v < current]
             if not earlier:
                 raise RefreshError(f"no published index version before {current} to roll back to")
+            published.forget(self.uri)
             _set_tag(table, SERVING_TAG, earlier[-1])
             self._checkout(earlier[-1])
             return earlier[-1]
@@ -514,12 +518,15 @@ class Index:
         stored.delete(f"version = {int(table.version)}")  # left by a refresh that died after writing it
         stored.add(rows)
 
-    def _finish(self, corpus: Corpus, embedded: int, deleted: int, started: float, version: int) -> RefreshStats:
+    def _finish(self, corpus: Corpus, embedded: int, deleted: int, started: float, version: int,
+                built_from: str) -> RefreshStats:
         self.documents = len(corpus.documents)
         self.last_refresh = RefreshStats(
             documents=len(corpus.documents), chunks=len(corpus.chunks), embedded=embedded,
             deleted=deleted, seconds=time.perf_counter() - started, version=version,
             skipped=corpus.skipped, formats=corpus.formats)
+        published.record(self.uri, built_from, {k: v for k, v in self.last_refresh.as_dict().items()
+                                                if k in ("documents", "chunks", "version", "skipped", "formats")})
         return self.last_refresh
 
 

@@ -74,3 +74,33 @@ def test_missing_corpus_is_a_clear_error_not_a_traceback(db, tmp_path):
     result = citebot("index", "--corpus", str(tmp_path / "nowhere"), db=db)
     assert result.returncode == 2
     assert "corpus folder not found" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_an_unchanged_index_run_does_not_even_import_lancedb(tmp_path):
+    """The everyday cron run: nothing changed, so the answer comes from the stamp the last refresh
+    left, without LanceDB (whose import alone is most of a 2-second budget). A changed file, or
+    a rollback, takes the full path again."""
+    corpus, db = tmp_path / "docs", tmp_path / "db"
+    corpus.mkdir()
+    (corpus / "parking.md").write_text("# Parking\n\nStaff park in the north lot after 8:00.\n")
+    (corpus / "broken.md").write_text("---\ntitle: [unclosed\n---\nbody\n")
+    env = {"CITEBOT_CORPUS": str(corpus)}
+
+    def without_lancedb(*args):
+        code = "import sys; sys.modules['lancedb'] = None; from bot.cli import main; sys.exit(main(sys.argv[1:]))"
+        return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300,
+                              cwd=ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1", "CITEBOT_DB": str(db), **env})
+
+    assert citebot("index", db=db, env=env).returncode == 0
+    unchanged = without_lancedb("index", "--json")
+    assert unchanged.returncode == 0, unchanged.stderr
+    assert json.loads(unchanged.stdout)["embedded"] == 0 and "broken.md" in unchanged.stderr
+
+    (corpus / "parking.md").write_text("# Parking\n\nStaff park in the south lot after 8:00.\n")
+    assert without_lancedb("index").returncode != 0  # the stamp no longer matches: LanceDB is needed
+    changed = json.loads(citebot("index", "--json", db=db, env=env).stdout)
+    assert changed["embedded"] == 1
+    assert without_lancedb("index").returncode == 0
+
+    assert citebot("index", "--rollback", db=db, env=env).returncode == 0
+    assert without_lancedb("index").returncode != 0  # the serving version moved: the stamp is gone
