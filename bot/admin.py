@@ -96,7 +96,7 @@ class Admin:
         if not allowed:
             return GAPS_REFUSED
         log.info("gap report requested by %s", user_id)
-        found = topics(gap_log(self.settings).read(GAPS_WINDOW), self.engine.embed)
+        found = topics(gap_log(self.settings, self.shared).read(GAPS_WINDOW), self.engine.embed)
         title = self.markup.bold.format("What readers could not find (last 30 days)")
         return f"{title}\n{self.markup.escape(report_text(found, limit=GAPS_SHOWN, bold=self.markup.bold))}"
 

@@ -175,6 +175,7 @@ def cmd_eval(args) -> int:
 
 def cmd_gaps(args) -> int:
     from bot.gaps import gap_log, parse_since, report_text, topics
+    from bot.shared import SharedState
 
     try:
         since = parse_since(args.since) if args.since else None
@@ -182,7 +183,7 @@ def cmd_gaps(args) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     settings = _settings(args)
-    records = gap_log(settings).read(since)
+    records = gap_log(settings, SharedState(settings.redis_url)).read(since)
     found = topics(records, _engine(args, refresh=False).embed) if records else []
     if args.json:
         print(json.dumps({"records": len(records), "topics": found}, indent=2, ensure_ascii=False))

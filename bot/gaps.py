@@ -7,7 +7,6 @@ they were asked: what the documents are missing, and where the answer would like
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import secrets
@@ -20,11 +19,14 @@ from typing import Callable
 
 import numpy as np
 
+from .records import FileRecords, RecordStore
+
 NEAREST = 3  # documents kept per record: where an answer would most likely be added
 # Mean cosine (all-MiniLM-L6-v2) of a question to a topic's questions above which it joins the
 # topic. Rewordings of one question score 0.44-0.9 to each other, different questions rarely 0.4.
 SAME_TOPIC = 0.45
 EXAMPLES = 3
+SALT_KEY = "citebot:gap-salt"
 _SINCE = re.compile(r"^\s*(\d+)\s*([dhw])\s*$")
 
 
@@ -51,14 +53,19 @@ def _lock_for(path: Path) -> threading.Lock:
         return _file_locks.setdefault(path.resolve(), threading.Lock())
 
 
-def gap_log(settings) -> "GapLog":
-    return GapLog(settings.gaps_path, settings.gap_retention_days, settings.gap_salt)
+def gap_log(settings, shared=None) -> "GapLog":
+    """`shared` (bot/shared.SharedState) keeps the records, and the salt, in Redis when it has a URL."""
+    return GapLog(settings.gaps_path, settings.gap_retention_days, settings.gap_salt, shared=shared)
 
 
 class GapLog:
     def __init__(self, path: Path, retention_days: int = 90, salt: str | None = None,
-                 clock: Callable[[], datetime] | None = None):
+                 clock: Callable[[], datetime] | None = None, shared=None):
         self.path = Path(path)
+        self.shared = shared
+        # Gap records have no identity of their own: each one is kept.
+        self.store: RecordStore = (shared.records("gaps", self.path, lambda record: None) if shared
+                                   else FileRecords(self.path, lambda record: None))
         self.retention = timedelta(days=retention_days)
         self.clock = clock or (lambda: _now())
         self._salt = salt
@@ -81,48 +88,24 @@ class GapLog:
                     with os.fdopen(descriptor, "w") as out:
                         out.write(secrets.token_hex(32))
                 self._salt = salt_file.read_text().strip()
+            if self.shared is not None:  # replicas must hash an asker alike: the first salt in Redis wins
+                self._salt = self.shared.run(lambda r: _shared_salt(r, self._salt), lambda: self._salt)
         return self._salt
 
     def append(self, record: dict) -> dict:
         record = {"time": self.clock().isoformat(timespec="seconds"), **record}
-        with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            kept = self._within_retention()
-            if kept is None:
-                with self.path.open("a", encoding="utf-8") as out:
-                    out.write(json.dumps(record, ensure_ascii=False) + "\n")
-            else:  # expired records go: rewrite whole, then swap, so a crash loses nothing else
-                scratch = self.path.with_name(self.path.name + ".tmp")
-                scratch.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in [*kept, record]),
-                                   encoding="utf-8")
-                os.replace(scratch, self.path)
-        return record
-
-    def _within_retention(self) -> list[dict] | None:
-        """The records still within retention when the oldest has expired; None when none has."""
-        records = self._records()
         cutoff = self.clock() - self.retention
-        if not records or _time(records[0]) >= cutoff:
-            return None
-        return [r for r in records if _time(r) >= cutoff]
+        with self._lock:
+            self.store.put(record)
+            self.store.prune(lambda old: _time(old) < cutoff)  # expired records are deleted, not hidden
+        return record
 
     def read(self, since: timedelta | None = None) -> list[dict]:
         """Records within retention (and within `since`, when given), oldest first."""
         window = min(since, self.retention) if since else self.retention
         cutoff = self.clock() - window
         with self._lock:
-            return [r for r in self._records() if _time(r) >= cutoff]
-
-    def _records(self) -> list[dict]:
-        if not self.path.exists():
-            return []
-        records = []
-        for line in self.path.read_text(encoding="utf-8").splitlines():
-            try:
-                records.append(json.loads(line))
-            except ValueError:
-                continue  # a damaged line is skipped, never fatal
-        return records
+            return [r for r in self.store.all() if _time(r) >= cutoff]
 
     # --- what is recorded -------------------------------------------------------------------
 
@@ -147,6 +130,12 @@ class GapLog:
                             "question": vote.get("question") or "", "knowledge_gap": None,
                             "nearest": list(dict.fromkeys(cited))[:NEAREST],
                             "comment": vote.get("comment") or ""})
+
+
+def _shared_salt(r, mine: str) -> str:
+    r.set(SALT_KEY, mine, nx=True)
+    stored = r.get(SALT_KEY)
+    return stored.decode() if isinstance(stored, bytes) else stored
 
 
 def _time(record: dict) -> datetime:

@@ -20,6 +20,9 @@ class RecordStore(Protocol):
     def all(self) -> list[dict]:
         """Every record, oldest first."""
 
+    def prune(self, expired: Callable[[dict], bool]) -> None:
+        """Remove the records for which `expired` is true (a retention period)."""
+
 
 class FileRecords:
     """One JSON object a line, so a spreadsheet and `citebot eval` can both read it."""
@@ -46,7 +49,19 @@ class FileRecords:
     def all(self) -> list[dict]:
         if not self.path.exists():
             return []
-        return [json.loads(line) for line in self.path.read_text(encoding="utf-8").splitlines() if line]
+        return [record for line in self.path.read_text(encoding="utf-8").splitlines()
+                if (record := _parsed(line)) is not None]
+
+    def prune(self, expired: Callable[[dict], bool]) -> None:
+        with self._lock:
+            if not self.path.exists():
+                return
+            lines = self.path.read_text(encoding="utf-8").splitlines(keepends=True)
+            kept = [line for line in lines if (record := _parsed(line)) is None or not expired(record)]
+            if len(kept) < len(lines):  # rewrite whole, then swap, as in put
+                scratch = self.path.with_name(self.path.name + ".tmp")
+                scratch.write_text("".join(kept), encoding="utf-8")
+                os.replace(scratch, self.path)
 
     def _key(self, line: str) -> str | None:
         try:
@@ -70,3 +85,21 @@ class RedisRecords:
     def all(self) -> list[dict]:
         stored = self.shared.run(lambda r: [json.loads(value) for value in r.hvals(self.name)], list)
         return sorted(stored + self.local.all(), key=lambda record: str(record.get("time", "")))
+
+    def prune(self, expired: Callable[[dict], bool]) -> None:
+        def drop(r) -> None:
+            gone = [field for field, value in r.hgetall(self.name).items() if expired(json.loads(value))]
+            if gone:
+                r.hdel(self.name, *gone)
+
+        self.shared.run(drop, lambda: None)
+        self.local.prune(expired)
+
+
+def _parsed(line: str) -> dict | None:
+    """A record line; None for a blank or damaged one (kept in the file, never fatal)."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None

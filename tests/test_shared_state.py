@@ -87,3 +87,25 @@ def test_without_a_url_the_state_stays_in_process(tmp_path, engine):
     FeedbackLog(tmp_path / "feedback.jsonl", shared).append({"ref": "r1", "user": "U1", "vote": "helpful"})
     assert (tmp_path / "feedback.jsonl").exists()
     assert "in this process" in Admin(engine.settings, engine, shared).status()
+
+
+def test_gap_records_and_the_asker_salt_are_shared_by_replicas_and_expire_there(url, tmp_path):
+    from datetime import datetime, timedelta, timezone
+
+    from bot.gaps import GapLog
+
+    now = [datetime(2026, 12, 1, tzinfo=timezone.utc)]
+    a, b = (GapLog(tmp_path / name / "gaps.jsonl", retention_days=30, clock=lambda: now[0],
+                   shared=SharedState(url)) for name in ("a", "b"))
+    unknown = {"status": "insufficient_context", "knowledge_gap": "Nothing covers “sabbatical”."}
+    a.unanswered("slack", "C1", "U1", "Do we get a sabbatical?", unknown)
+    b.unanswered("teams", "19:x", "U2", "Is there a sabbatical program?", unknown)
+    assert sorted(r["question"] for r in a.read()) == sorted(r["question"] for r in b.read()) == [
+        "Do we get a sabbatical?", "Is there a sabbatical program?"]
+    assert a.asker("slack", "U1") == b.asker("slack", "U1")  # one person, one hash, on every replica
+    assert not (tmp_path / "a" / "gaps.jsonl").exists()  # kept in Redis, not on a replica's disk
+
+    now[0] += timedelta(days=31)
+    b.unanswered("slack", "C1", "U3", "Are pets allowed?", unknown)
+    assert [r["question"] for r in a.read()] == ["Are pets allowed?"]
+    assert len(redis.Redis.from_url(url).hvals("citebot:gaps")) == 1  # the expired ones are deleted

@@ -62,7 +62,7 @@ def build_app(settings: Settings, engine, client: WebClient | None = None,
               signing_secret=settings.slack_signing_secret or "",
               listener_executor=ThreadPoolExecutor(LISTENER_THREADS, thread_name_prefix="citebot"))
     app.use(drop_redelivered_events(shared.seen()))
-    gaps = gap_log(settings)
+    gaps = gap_log(settings, shared)
     assistant.register(app, engine)
     messages.register(app, Conversations(engine, settings, shared.seen(), Access.load(settings.access_path),
                                          UsergroupMembers(app.client), gaps))

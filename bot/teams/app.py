@@ -63,7 +63,7 @@ def build_web_app(settings: Settings, engine, config: dict, shared: SharedState 
     conversations = TeamsConversations(engine, settings, Admin(settings, engine, shared, MARKUP),
                                        shared.memory(settings.history_turns),
                                        FeedbackLog(settings.feedback_path, shared), shared.seen(),
-                                       Access.load(settings.access_path), gap_log(settings))
+                                       Access.load(settings.access_path), gap_log(settings, shared))
     agent.before_turn(conversations.first_delivery)
     # Without a handler the SDK answers the feedback invoke with 501.
     agent.invoke("message/submitAction")(conversations.on_feedback)
