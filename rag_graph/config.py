@@ -185,5 +185,12 @@ def describe(error: ValidationError) -> str:
         name = str(item["loc"][0]) if item["loc"] else "settings"
         phrase = _PHRASES.get(item["type"], item["msg"].removeprefix("Value error, "))
         phrase = phrase.format(**item.get("ctx") or {}) if item["type"] in _PHRASES else phrase
-        parts.append(f"{name} {phrase} (got {item['input']!r})")
+        shown = "its value is not shown: it may hold a secret" if name in _secret_names() else f"got {item['input']!r}"
+        parts.append(f"{name} {phrase} ({shown})")
     return "; ".join(parts)
+
+
+def _secret_names() -> set[str]:
+    """The variables kept out of repr (tokens, keys, a Redis URL with its password): an error
+    names them but never echoes their value into a log."""
+    return {str(field.validation_alias) for field in Settings.model_fields.values() if not field.repr}

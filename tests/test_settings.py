@@ -136,6 +136,16 @@ def test_secrets_stay_out_of_the_settings_repr():
     assert "SECRET" not in shown and "SIGN" not in shown and "xapp-APP" not in shown
 
 
+@pytest.mark.parametrize("variable, raw", [("CITEBOT_REDIS_URL", "http://citebot:hunter2@cache:6379"),
+                                           ("CITEBOT_STORAGE_OPTIONS", '{"aws_secret_access_key": hunter2}')])
+def test_a_bad_secret_bearing_value_is_named_but_never_echoed(clean_env, variable, raw):
+    clean_env.setenv(variable, raw)
+    with pytest.raises(SettingsError) as caught:
+        Settings.from_env()
+    message = str(caught.value)
+    assert message.startswith(f"{variable} must be ") and "hunter2" not in message
+
+
 @pytest.mark.parametrize("variable", BAD, ids=list(BAD))
 def test_a_bad_value_is_an_error_that_names_the_variable(clean_env, variable):
     raw, phrase = BAD[variable]
