@@ -254,7 +254,7 @@ class ExtractiveGenerator:
         before = next((c for c in candidates if c.rank == best.rank and c.position == best.position - 1), None)
         own = {t: w for t, w in weights.items() if t in asked}
         if (others and len(picked) < MAX_SENTENCES and before is not None and before not in picked
-                and before.score >= 0.5 * best.score
+                and before.score >= 0.5 * best.score and own
                 and weighted_coverage(own, before.terms) >= 0.5 * weighted_coverage(own, best.terms)
                 and (before.typed or not best.typed) and not before.text.rstrip().endswith(":")):
             picked.append(before)
