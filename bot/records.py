@@ -36,38 +36,36 @@ class FileRecords:
         key = self.key_of(record)
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            lines = self.path.read_text(encoding="utf-8").splitlines(keepends=True) if self.path.exists() else []
-            kept = [old for old in lines if key is None or self._key(old) != key]
+            lines = self._lines() if key is not None else []  # a record without a key replaces nothing
+            kept = [old for old in lines if self._key(old) != key]
             if len(kept) == len(lines):
                 with self.path.open("a", encoding="utf-8") as out:
                     out.write(line)
-            else:  # rewrite whole, then swap: a crash mid-write never loses the other records
-                scratch = self.path.with_name(self.path.name + ".tmp")
-                scratch.write_text("".join(kept) + line, encoding="utf-8")
-                os.replace(scratch, self.path)
+            else:
+                self._rewrite(kept + [line])
 
     def all(self) -> list[dict]:
-        if not self.path.exists():
-            return []
-        return [record for line in self.path.read_text(encoding="utf-8").splitlines()
-                if (record := _parsed(line)) is not None]
+        return [record for line in self._lines() if (record := _parsed(line)) is not None]
 
     def prune(self, expired: Callable[[dict], bool]) -> None:
         with self._lock:
-            if not self.path.exists():
-                return
-            lines = self.path.read_text(encoding="utf-8").splitlines(keepends=True)
+            lines = self._lines()
             kept = [line for line in lines if (record := _parsed(line)) is None or not expired(record)]
-            if len(kept) < len(lines):  # rewrite whole, then swap, as in put
-                scratch = self.path.with_name(self.path.name + ".tmp")
-                scratch.write_text("".join(kept), encoding="utf-8")
-                os.replace(scratch, self.path)
+            if len(kept) < len(lines):
+                self._rewrite(kept)
+
+    def _lines(self) -> list[str]:
+        return self.path.read_text(encoding="utf-8").splitlines(keepends=True) if self.path.exists() else []
+
+    def _rewrite(self, lines: list[str]) -> None:
+        """Write whole, then swap: a crash mid-write never loses the other records."""
+        scratch = self.path.with_name(self.path.name + ".tmp")
+        scratch.write_text("".join(lines), encoding="utf-8")
+        os.replace(scratch, self.path)
 
     def _key(self, line: str) -> str | None:
-        try:
-            return self.key_of(json.loads(line))
-        except ValueError:
-            return None  # a damaged line is kept as it is, never matched
+        record = _parsed(line)  # a damaged line is kept as it is, never matched
+        return self.key_of(record) if record is not None else None
 
 
 class RedisRecords:

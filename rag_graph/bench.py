@@ -271,7 +271,6 @@ def bench_object_storage(scratch: Path, rows: int = OBJECT_STORAGE_ROWS) -> dict
         from moto.server import ThreadedMotoServer
     except ImportError:
         return {"status": "n/a", "reason": "needs moto[server] (the dev extra)"}
-    import pyarrow as pa
 
     from .embeddings import Embedder
     from .index import SERVING_TAG, Index
