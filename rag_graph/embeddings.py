@@ -33,30 +33,39 @@ _load_lock = threading.Lock()
 
 @lru_cache(maxsize=4)
 def _load_model(name: str):
+    """(the sentence-transformers model, its ONNX Runtime encoder or None): see onnx_encoder.py."""
     import torch
     from sentence_transformers import SentenceTransformer
 
+    from .onnx_encoder import OnnxEncoder
+
     # A question encodes a few short texts, and a bot answers several questions at once on its
-    # own threads: one torch thread each. Two intra-op threads per tiny call fight every other
+    # own threads: one thread each. Two intra-op threads per tiny call fight every other
     # thread for the cores (measured: 1 query 23-36 ms on one thread, 300-660 ms on two while
-    # another process computes). Index builds raise it for their big batches (`all_cores`).
+    # another process computes). Index builds use every core for their big batches (`all_cores`).
     torch.set_num_threads(1)
-    return SentenceTransformer(name, device="cpu")
+    model = SentenceTransformer(name, device="cpu")
+    return model, OnnxEncoder.load(model, name)
 
 
 _build_lock = threading.Lock()
+_workers = 1  # batches encoded at once: every core inside `all_cores`, else one
 
 
 @contextmanager
 def all_cores():
-    """Index-time batches (hundreds of long chunks) do gain from intra-op parallelism."""
+    """Index-time batches (hundreds of long chunks) gain from every core: ONNX Runtime runs
+    batches side by side, torch (the fallback) uses intra-op threads."""
     import torch
 
+    global _workers
     with _build_lock:
-        torch.set_num_threads(os.cpu_count() or 1)
+        _workers = os.cpu_count() or 1
+        torch.set_num_threads(_workers)
         try:
             yield
         finally:
+            _workers = 1
             torch.set_num_threads(1)
 
 
@@ -67,6 +76,7 @@ class Embedder:
         self.model_name = model_name or default_model_name()
         self.batch_size = batch_size
         self._model = None
+        self._onnx = None
         # Follow-ups and rewrites repeat queries; the corpus's sentences recur in the evidence of
         # question after question. A hit saves a model call, the bulk of a question's time.
         self.queries = VectorCache(2048)
@@ -78,7 +88,7 @@ class Embedder:
     def model(self):
         if self._model is None:
             with _load_lock:
-                self._model = _load_model(self.model_name)
+                self._model, self._onnx = _load_model(self.model_name)
         return self._model
 
     @property
@@ -89,7 +99,10 @@ class Embedder:
         """Unit-length float32 vectors, so a dot product is the cosine similarity."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        vectors = self.model.encode(
+        model = self.model
+        if self._onnx is not None:
+            return self._onnx.encode(texts, self.batch_size, _workers)
+        vectors = model.encode(
             texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
             show_progress_bar=False,
         )
@@ -105,15 +118,17 @@ class Embedder:
             return np.zeros((0, self.dimension), dtype=np.float32), []
         model = self.model
         with all_cores():
-            tokens = model.encode(texts, batch_size=self.batch_size, output_value="token_embeddings",
-                                  show_progress_bar=False)
+            if self._onnx is not None:
+                tokens = self._onnx.token_vectors(texts, self.batch_size, _workers)
+            else:
+                tokens = [t.float().numpy() for t in model.encode(
+                    texts, batch_size=self.batch_size, output_value="token_embeddings", show_progress_bar=False)]
         offsets = model.tokenizer(texts, return_offsets_mapping=True, truncation=True,
                                   max_length=model.max_seq_length)["offset_mapping"]
         vectors = np.zeros((len(texts), tokens[0].shape[1]), dtype=np.float32)
         part_vectors = [np.zeros((len(p), vectors.shape[1]), dtype=np.float32) for p in parts]
         alone = []  # (chunk, part) encoded on their own
         for i, (text, embedded, spans) in enumerate(zip(texts, tokens, offsets)):
-            embedded = embedded.float().numpy()
             vectors[i] = embedded.mean(axis=0)
             spans = np.array(spans[: len(embedded)], dtype=np.int64).reshape(-1, 2)
             found = _locate(text, parts[i])

@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 import lancedb
 import numpy as np
@@ -87,6 +87,14 @@ def _schema(dimension: int) -> pa.Schema:
     ])
 
 
+class _Serving(NamedTuple):
+    """The chunk table checked out at the serving version, with what readers ask of it."""
+    table: object
+    version: int
+    columns: frozenset[str]
+    chunks: int
+
+
 def _sql_list(values) -> str:
     return ", ".join("'" + value.replace("'", "''") + "'" for value in values)
 
@@ -137,9 +145,12 @@ class Index:
         self._checkout(tags[SERVING_TAG]["version"])
 
     def _checkout(self, version: int) -> None:
-        serving = self._db.open_table(TABLE)
-        serving.checkout(version)
-        self.documents = len(set(_column(serving, "source_id")))
+        table = self._db.open_table(TABLE)
+        table.checkout(version)
+        # A checked-out version never changes: what every question would ask of it (its
+        # version, columns, size) is read once here; each such call on the handle costs ~0.6 ms.
+        serving = _Serving(table, table.version, frozenset(table.schema.names), table.count_rows())
+        self.documents = len(set(_column(table, "source_id")))
         self.store.reopen()  # another process may have added the new version's vectors
         self._serving = serving  # one reference swap: readers see the old or the new, never half
 
@@ -169,6 +180,10 @@ class Index:
 
     @property
     def table(self):
+        return self._checked_out.table
+
+    @property
+    def _checked_out(self) -> "_Serving":
         if self._serving is None:
             raise IndexNotReady("the index has not been built yet: run `citebot index`")
         return self._serving
@@ -178,7 +193,7 @@ class Index:
         return self._serving.version if self._serving is not None else None
 
     def count(self) -> int:
-        return self.table.count_rows()
+        return self._checked_out.chunks
 
     def scoped(self, scope: Scope | dict | None) -> ScopedIndex:
         """This index as a question in `scope` may read it (None: documents for everyone)."""
@@ -186,7 +201,7 @@ class Index:
 
     def where(self, scope: Scope) -> str:
         """The scope as one SQL filter over the chunk table."""
-        if "audience" not in self.table.schema.names:
+        if "audience" not in self._checked_out.columns:
             # Built before audiences were stored, it may hold restricted documents as public ones.
             raise IndexNotReady("the index predates document audiences: run `citebot index` to rebuild it")
         clause = audience_clause(scope.audiences)
@@ -198,7 +213,7 @@ class Index:
         return clause
 
     def _source_paths(self) -> dict[str, str]:
-        version = self.table.version
+        version = self._checked_out.version
         if self._paths is None or self._paths[0] != version:
             self._paths = (version, dict(zip(_column(self.table, "source_id"), _column(self.table, "path"))))
         return self._paths[1]
@@ -275,11 +290,11 @@ class Index:
         if self._narrows(where):
             return self._per_scope("terms", where, lambda: _counts(
                 self.table.search().where(where).select(["text"]).limit(None).to_arrow().column(0).to_pylist()))
-        table = self.table
-        if self._vocabulary is None or self._vocabulary[0] != table.version:
+        serving = self._checked_out
+        if self._vocabulary is None or self._vocabulary[0] != serving.version:
             # An index built before the counts were stored is counted here (a reader never writes).
-            frequency = self._stored_vocabulary(table.version) or _count_terms(_column(table, "text"))
-            self._vocabulary = (table.version, frequency, table.count_rows())
+            frequency = self._stored_vocabulary(serving.version) or _count_terms(_column(serving.table, "text"))
+            self._vocabulary = (serving.version, frequency, serving.chunks)
         return self._vocabulary[1], self._vocabulary[2]
 
     def _stored_vocabulary(self, version: int) -> dict[str, int] | None:
@@ -299,7 +314,7 @@ class Index:
                           .to_arrow().column(0).to_pylist())
                 return Gazetteer([e for found in self.entities().by_key.values() for e in found if e.source_id in ids])
             return self._per_scope("entities", where, allowed)
-        version = self.table.version
+        version = self._checked_out.version
         if self._gazetteer is None or self._gazetteer[0] != version:
             try:
                 stored = self._db.open_table(ENTITY_TABLE).to_arrow().to_pylist()
@@ -311,12 +326,12 @@ class Index:
     def _narrows(self, where: str | None) -> bool:
         """The filter leaves some rows out (a corpus without restricted documents pays nothing)."""
         return bool(where) and self._per_scope(
-            "narrows", where, lambda: self.table.count_rows(where) != self.table.count_rows())
+            "narrows", where, lambda: self.table.count_rows(where) != self._checked_out.chunks)
 
     def _per_scope(self, kind: str, where: str, compute):
         """What one scope derives from the serving version, computed once; entries of older
         versions are dropped."""
-        version = self.table.version
+        version = self._checked_out.version
         key = (version, kind, where)
         with self._scoped_lock:
             if key in self._scoped:
@@ -329,8 +344,8 @@ class Index:
         return value
 
     def metadata(self) -> dict:
-        table = self.table
-        return {"uri": self.uri, "version": table.version, "chunks": table.count_rows(),
+        serving = self._checked_out
+        return {"uri": self.uri, "version": serving.version, "chunks": serving.chunks,
                 "documents": self.documents, "model": self.embedder.model_name}
 
     # ---- writing -------------------------------------------------------------------------
