@@ -339,3 +339,19 @@ def test_the_rule_stated_just_before_the_best_matching_sentence_is_part_of_the_a
     answer = generator.generate("can I take photographs of the lab with my phone?", [lab], "")["answer"]
     assert answer.startswith("Visitors are prohibited from photographing the lab.")
     assert "Sketching" not in answer
+
+
+def test_a_question_whose_only_unmatched_words_are_verbs_is_answered_not_declined(embedder):
+    """"contributing", "benchmarked": what the asker does, in the asker's words; the documents
+    state the rule in theirs. Only a word that can name a thing is a knowledge gap."""
+    retirement = chunk("benefits::retirement-plan::0", "You are eligible to join the 401k plan after 30 days "
+                       "of employment, and the company matches 4% of your salary.", similarity=0.62)
+    pay = chunk("handbook::pay-and-promotions::0", "We pay at the top 10% of San Francisco market rates for "
+                "every role, regardless of where you live.", similarity=0.6)
+    out = run(embedder, "when can I start contributing to the 401k?", FakeRetriever([retirement, pay]))["final_output"]
+    assert out["status"] == "answered" and "30 days" in out["answer"]
+    out = run(embedder, "how is our pay benchmarked?", FakeRetriever([pay, retirement]))["final_output"]
+    assert out["status"] == "answered" and "San Francisco market rates" in out["answer"]
+    # A missing thing is still a gap.
+    out = run(embedder, "do contractors get a 401k match?", FakeRetriever([retirement]))["final_output"]
+    assert out["status"] == "insufficient_context" and "contractors" in out["knowledge_gap"]

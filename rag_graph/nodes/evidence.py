@@ -9,7 +9,9 @@ import re
 
 import numpy as np
 
-from ..text import STOPWORDS, idf, sentences, term_set, terms
+from lemminflect import getAllLemmas
+
+from ..text import STOPWORDS, idf, sentences, stem, term_set, terms
 from ..text import words as _words
 
 # Weights of cosine similarity, term coverage and BM25 (relative to the best BM25 of the query)
@@ -67,6 +69,23 @@ def uncovered_terms(query: str, chunks: list[dict], vocabulary, min_share: float
     return [originals.get(t, t) for t in stems]
 
 
+# Words that say when, how often or how sure, never what: no knowledge gap is about them.
+_NOT_A_SUBJECT = frozenset("ago already ever yet soon often usually maybe probably really just still "
+                           "anymore currently recently lately".split())
+
+
+def names_a_subject(word: str) -> bool:
+    """A question word that can name what the question is about: not a frame word ("ago"),
+    and a word English can use as a noun, or no dictionary word at all (a name, an acronym:
+    "HSA", "Juneteenth"). A word that is only ever a verb, adjective or adverb ("lived",
+    "attach", "far") is what the question asks about its subject, and documents say it in
+    their own words: its absence from the evidence is no knowledge gap."""
+    if word in _NOT_A_SUBJECT or word in STOPWORDS or stem(word) in STOPWORDS:
+        return False
+    kinds = getAllLemmas(word)
+    return not kinds or "NOUN" in kinds or "PROPN" in kinds
+
+
 FOREIGN_MARGIN = 0.03
 
 
@@ -75,7 +94,7 @@ def foreign_terms(question: str, search_query: str, chunks: list[dict], vocabula
     remote work): a weighty question word that no top chunk contains and whose removal brings
     the query *closer* to the best chunk. A synonym the documents phrase differently ("PTO" for
     paid time off) moves the query away when removed, so it does not count as missing."""
-    words = uncovered_terms(question, chunks, vocabulary)
+    words = [word for word in uncovered_terms(question, chunks, vocabulary) if names_a_subject(word)]
     if not words:
         return []
     reduced = [re.sub(rf"\b{re.escape(word)}\b", " ", search_query, flags=re.I) for word in words]

@@ -5,8 +5,8 @@ from langgraph.runtime import Runtime
 
 from ..context import Deps
 from ..state import State
-from ..text import STOPWORDS, sentences, stem, term_set, weighted_coverage
-from .evidence import foreign_terms, query_weights, relevance_scores, uncovered_terms, values
+from ..text import sentences, term_set, weighted_coverage
+from .evidence import foreign_terms, names_a_subject, query_weights, relevance_scores, uncovered_terms, values
 
 MIN_COVERAGE = 0.5  # a chunk below the similarity threshold survives if it holds half the query
 STRONG_SIMILARITY = 0.5  # a match this close needs no lexical confirmation
@@ -101,16 +101,6 @@ def assess_context_quality(state: State, runtime: Runtime[Deps]) -> dict:
         return {"context_quality": "weak", "knowledge_gap": describe_gap(state, missing)}
     quality = "contradictory" if state.get("contradictions") else "sufficient"
     return {"context_quality": quality, "knowledge_gap": None}
-
-
-# Words that say when, how often or how sure, never what: no knowledge gap is about them.
-_NOT_A_SUBJECT = frozenset("ago already ever yet soon often usually maybe probably really just still "
-                           "anymore currently recently lately".split())
-
-
-def names_a_subject(word: str) -> bool:
-    """A question word a gap can name: not a frame word ("ago") nor a form of one ("wants")."""
-    return word not in _NOT_A_SUBJECT and word not in STOPWORDS and stem(word) not in STOPWORDS
 
 
 def describe_gap(state: State, missing: list[str]) -> str:
