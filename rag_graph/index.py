@@ -236,7 +236,7 @@ class Index:
         else:
             query = (table.search(query_type="hybrid").vector(query_vector).text(query)
                      .distance_type("cosine").rerank(RRFReranker(return_score="all")))
-        if where:
+        if self._narrows(where):  # a filter that keeps every row only slows both legs (~3 ms)
             query = query.where(where, prefilter=True)
         rows = query.limit(top_k).to_list()
         return [self._result(row, query_vector, mode) for row in rows]
