@@ -18,6 +18,7 @@ tell know say said does anyone someone something anything need want like much ma
 don doesn isn aren wasn weren won shouldn wouldn couldn didn hasn haven per each every via
 """.split())
 
+_CLITIC = re.compile(r"'(s|re|ve|d|ll|m|t)$")
 _WORD = re.compile(r"[^\W_]+(?:[.,'’-][^\W_]+)*", re.U)
 LIST_ITEM = re.compile(r"\s*([-*+]|\d+[.)]|\|)\s")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"”’)]*\s+(?=[\"“(]?[A-Z0-9$£€])")
@@ -28,7 +29,9 @@ def words(text: str) -> list[str]:
     "Wi-Fi" matches "wifi" and "wi-fi" alike."""
     out = []
     for word in _WORD.findall(text):
-        word = re.sub(r"'(s|re|ve|d|ll|m|t)$", "", word.lower().replace("’", "'"))
+        word = word.lower()
+        if "'" in word or "’" in word:
+            word = _CLITIC.sub("", word.replace("’", "'"))
         if "-" in word:
             out.append(word.replace("-", ""))
             out.extend(part for part in word.split("-") if part)
@@ -37,6 +40,7 @@ def words(text: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=65536)  # a question's texts repeat the same few thousand words
 def stem(word: str) -> str:
     """A deliberately crude suffix stripper: enough to match 'vacations'/'vacation', 'paid'/'pays'."""
     for suffix in ("ations", "ation", "ments", "ment", "ingly", "ings", "ing", "edly", "ies", "ied",
