@@ -127,6 +127,18 @@ def test_follow_up_is_resolved_from_thread_history(engine):
     assert "March 2019" in state["final_output"]["answer"]
 
 
+def test_a_rewritten_search_adds_evidence_but_the_question_still_ranks_it(engine):
+    """The rewrite (the question's words plus near-miss headings) finds candidates; ranking them
+    by the rewrite put the plan overview above the Professional tier's own section."""
+    history = [{"role": "user", "content": "What does the Team plan include?"},
+               {"role": "assistant", "content": "The Team plan supports up to 50 seats and 100 GB of storage, "
+                "Google sign-in, email and chat support 9:00–18:00 ET on weekdays, and a 99.5% uptime SLA."}]
+    state = engine.run("and the Professional tier?", history)
+    assert state["query_rewrites"], "this question takes the second pass"
+    assert state["ranked_chunks"][0]["chunk_id"] == "product-pricing-plans::professional::0"
+    assert "1 TB" in state["final_output"]["answer"]
+
+
 def test_follow_up_about_an_uncovered_group_names_the_gap(engine):
     history = [{"role": "user", "content": "How many days per week can employees work remotely?"},
                {"role": "assistant", "content": "Up to 3 days a week with manager approval."}]

@@ -91,16 +91,27 @@ def assess_context_quality(state: State, runtime: Runtime[Deps]) -> dict:
     vocabulary = runtime.context.retriever.vocabulary()
     if not ranked:
         return {"context_quality": "missing", "knowledge_gap": describe_gap(state, [])}
-    best = ranked[0]
-    if best["similarity"] < STRONG_SIMILARITY and best["coverage"] < STRONG_COVERAGE:
+    best, embedder = ranked[0], runtime.context.embedder
+    # After a rewrite the evidence may match the question in the documents' own words: the
+    # rewrite (the question's content words plus the headings of the near misses) vouches too.
+    searched = (state.get("query_rewrites") or [state["retrieval_query"]])[-1]
+    strong = best["similarity"] >= STRONG_SIMILARITY or best["coverage"] >= STRONG_COVERAGE
+    if not strong and searched != state["retrieval_query"]:
+        strong = matches_strongly(best, searched, vocabulary, embedder)
+    if not strong:
         missing = uncovered_terms(state["normalized_query"], ranked[:3], vocabulary)
         return {"context_quality": "weak", "knowledge_gap": describe_gap(state, missing)}
-    missing = foreign_terms(state["normalized_query"], state["retrieval_query"], ranked[:3],
-                            vocabulary, runtime.context.embedder)
+    missing = foreign_terms(state["normalized_query"], searched, ranked[:3], vocabulary, embedder)
     if missing:
         return {"context_quality": "weak", "knowledge_gap": describe_gap(state, missing)}
     quality = "contradictory" if state.get("contradictions") else "sufficient"
     return {"context_quality": quality, "knowledge_gap": None}
+
+
+def matches_strongly(chunk: dict, query: str, vocabulary, embedder) -> bool:
+    similarity = float(embedder.encode_passages([chunk["text"]])[0] @ embedder.encode_query(query))
+    coverage = relevance_scores(query, [chunk], vocabulary)[0]["coverage"]
+    return similarity >= STRONG_SIMILARITY or coverage >= STRONG_COVERAGE
 
 
 def describe_gap(state: State, missing: list[str]) -> str:

@@ -157,7 +157,9 @@ def corpus_gazetteer(runtime: Runtime[Deps]) -> Gazetteer | None:
 def rewrite_query(state: State, runtime: Runtime[Deps]) -> dict:
     """Reformulate from the question and the near-miss evidence (never from model memory):
     keep the question's content words and add the section headings of the closest chunks that
-    share a word with it, so the next pass searches the vocabulary the documents actually use."""
+    share a word with it, so the next pass searches the vocabulary the documents actually use.
+    The rewrite only searches (`query_rewrites`); `retrieval_query` stays the asker's question,
+    which the evidence of both passes is judged against (see retrieve_candidates)."""
     query = state["retrieval_query"]
     own = [w for w in words(query) if w not in STOPWORDS and w not in QUESTION_WORDS]
     own_set = set(own)
@@ -170,7 +172,6 @@ def rewrite_query(state: State, runtime: Runtime[Deps]) -> dict:
     config = dict(state["retrieval_config"])
     config["top_k"] = config["top_k"] * 2  # look wider on the second pass
     return {
-        "retrieval_query": rewritten,
         "query_rewrites": [*state.get("query_rewrites", []), rewritten],
         "retrieval_config": config,
     }
