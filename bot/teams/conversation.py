@@ -183,11 +183,13 @@ class TeamsConversations:
             except Exception:
                 log.exception("[%s] answering failed", ref)
                 reply = apology(ref)
-        sent = await context.send_activity(render(reply))
         if reply.status != "failed":
+            # Remembered before it is sent: a reply in the chain the moment the answer shows is a
+            # follow-up, and must find the turn (after the send, it raced the next message).
             self.memory.add(key, question, reply.plain)
-            if sent and sent.id:
-                self.memory.note_answer(sent.id, reply.feedback_record())
+        sent = await context.send_activity(render(reply))
+        if reply.status != "failed" and sent and sent.id:
+            self.memory.note_answer(sent.id, reply.feedback_record())
         log.info("[%s] %s in %s with %d history turns, %.2f s", ref, reply.status, key, len(turns),
                  time.perf_counter() - started)
 
