@@ -5,12 +5,16 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The model's ONNX export goes to a folder of this session (exported once, ~3 s), never to
+# whatever the machine's user cache holds; the CLI's subprocesses inherit it.
+os.environ.setdefault("CITEBOT_CACHE", tempfile.mkdtemp(prefix="citebot-test-cache-"))
 sys.path.insert(0, str(Path(__file__).parent))  # test helpers such as fake_slack
 
 from rag_graph.config import Settings  # noqa: E402
