@@ -14,7 +14,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # The model's ONNX export goes to a folder of this session (exported once, ~3 s), never to
 # whatever the machine's user cache holds; the CLI's subprocesses inherit it.
-os.environ.setdefault("CITEBOT_CACHE", tempfile.mkdtemp(prefix="citebot-test-cache-"))
+_OWN_CACHE = None if os.environ.get("CITEBOT_CACHE") else tempfile.mkdtemp(prefix="citebot-test-cache-")
+os.environ.setdefault("CITEBOT_CACHE", _OWN_CACHE or "")
 sys.path.insert(0, str(Path(__file__).parent))  # test helpers such as fake_slack
 
 from rag_graph.config import Settings  # noqa: E402
@@ -66,3 +67,8 @@ def corpus_copy(tmp_path) -> Path:
     target = tmp_path / "corpus"
     shutil.copytree(BUNDLED_CORPUS, target)
     return target
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _OWN_CACHE:
+        shutil.rmtree(_OWN_CACHE, ignore_errors=True)  # the session's ONNX export (~90 MB)
