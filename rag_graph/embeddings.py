@@ -99,7 +99,7 @@ class Embedder:
         """Unit-length float32 vectors, so a dot product is the cosine similarity."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        model = self.model
+        model = self.model  # loads the ONNX encoder too, when the model has one
         if self._onnx is not None:
             return self._onnx.encode(texts, self.batch_size, _workers)
         vectors = model.encode(

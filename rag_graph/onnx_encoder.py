@@ -43,7 +43,7 @@ def _plain_pipeline(model) -> bool:
     names = [type(module).__name__ for module in model]
     if names[:2] != ["Transformer", "Pooling"] or names[2:] not in ([], ["Normalize"]):
         return False
-    return getattr(model[1], "pooling_mode", None) == "mean" or model[1].get_config_dict().get("pooling_mode") == "mean"
+    return model[1].get_config_dict().get("pooling_mode") == "mean"
 
 
 def _prepare(model, texts: list[str]) -> dict:
@@ -116,6 +116,10 @@ class OnnxEncoder:
             import onnxruntime
 
             path = _graph_path(model, name)
+        except Exception as error:  # no runtime installed, no cache folder to be had
+            log.warning("encoding with torch: ONNX Runtime is unavailable (%s)", error)
+            return None
+        try:
             if not path.exists():
                 _export(model, path)
             options = onnxruntime.SessionOptions()
@@ -124,10 +128,9 @@ class OnnxEncoder:
             encoder = cls(model, onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"]))
             expected = model.encode(_PROBE, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
             agreement = float((encoder.encode(_PROBE, 8) * expected).sum(axis=1).min())
-        except Exception as error:  # no runtime, an export torch cannot do, a damaged file
+        except Exception as error:  # an export torch cannot do, a damaged file
             log.warning("encoding with torch: the ONNX graph of %s is unavailable (%s)", name, error)
-            if "path" in locals() and path.exists():
-                path.unlink(missing_ok=True)  # a damaged file is re-exported next time
+            path.unlink(missing_ok=True)  # a damaged file is exported afresh next time
             return None
         if agreement < _AGREEMENT:
             log.warning("encoding with torch: the ONNX graph of %s disagrees (cosine %.5f)", name, agreement)

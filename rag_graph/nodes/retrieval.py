@@ -60,9 +60,14 @@ def retrieve_candidates(state: State, runtime: Runtime[Deps]) -> dict:
 
 def _with_earlier(state: State, rows: list, embedder) -> list[dict]:
     """The earlier pass's candidates, then the rewrite's new ones with their similarity to the
-    question (the chunk vectors were stored at index time: a lookup, not a model call)."""
-    earlier = list(state.get("retrieved_chunks") or [])
-    seen = {row["chunk_id"] for row in earlier}
+    question (the chunk vectors were stored at index time: a lookup, not a model call). After a
+    draft its evidence did not support, the chunks it cited are not offered again: the same
+    evidence would make the same draft."""
+    failed = set()
+    if state.get("grounding_status") in ("unsupported", "partially_supported"):
+        failed = {i for s in (state.get("draft_answer") or {}).get("sentences", []) for i in s.get("chunk_ids") or []}
+    earlier = [row for row in state.get("retrieved_chunks") or [] if row["chunk_id"] not in failed]
+    seen = {row["chunk_id"] for row in earlier} | failed
     new = [row for row in rows if row["chunk_id"] not in seen]
     if new:
         question = embedder.encode_query(state["retrieval_query"])
