@@ -109,6 +109,7 @@ def assess_context_quality(state: State, runtime: Runtime[Deps]) -> dict:
 
 
 def matches_strongly(chunk: dict, query: str, vocabulary, embedder) -> bool:
+    """The chunk clears the bar the question's best chunk is held to, for another query."""
     similarity = float(embedder.encode_passages([chunk["text"]])[0] @ embedder.encode_query(query))
     coverage = relevance_scores(query, [chunk], vocabulary)[0]["coverage"]
     return similarity >= STRONG_SIMILARITY or coverage >= STRONG_COVERAGE
