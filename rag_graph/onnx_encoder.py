@@ -2,7 +2,7 @@
 
 Why: a question encodes a few short texts, and for those torch's per-call overhead is most of
 the cost (a 14-token query: 17 ms in torch, 7 ms in ONNX Runtime, one thread each on this
-machine); the same session also encodes an index build's batches about 1.6x faster. Same
+machine); the same session also encodes an index build's batches about 1.3x faster. Same
 weights, same tokenizer, same pooling: the vectors agree with sentence-transformers' to 1e-6,
 so an index built either way serves the other.
 

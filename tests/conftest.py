@@ -14,8 +14,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # The model's ONNX export goes to a folder of this session (exported once, ~3 s), never to
 # whatever the machine's user cache holds; the CLI's subprocesses inherit it.
-_OWN_CACHE = None if os.environ.get("CITEBOT_CACHE") else tempfile.mkdtemp(prefix="citebot-test-cache-")
-os.environ.setdefault("CITEBOT_CACHE", _OWN_CACHE or "")
+_OWN_CACHE = None
+if not os.environ.get("CITEBOT_CACHE"):
+    _OWN_CACHE = os.environ["CITEBOT_CACHE"] = tempfile.mkdtemp(prefix="citebot-test-cache-")
 sys.path.insert(0, str(Path(__file__).parent))  # test helpers such as fake_slack
 
 from rag_graph.config import Settings  # noqa: E402

@@ -95,7 +95,7 @@ def assess_context_quality(state: State, runtime: Runtime[Deps]) -> dict:
     # After a rewrite the evidence may match the question in the documents' own words: the
     # rewrite (the question's content words plus the headings of the near misses) vouches too.
     searched = (state.get("query_rewrites") or [state["retrieval_query"]])[-1]
-    strong = best["similarity"] >= STRONG_SIMILARITY or best["coverage"] >= STRONG_COVERAGE
+    strong = is_strong(best["similarity"], best["coverage"])
     if not strong and searched != state["retrieval_query"]:
         strong = matches_strongly(best, searched, vocabulary, embedder)
     if not strong:
@@ -108,11 +108,15 @@ def assess_context_quality(state: State, runtime: Runtime[Deps]) -> dict:
     return {"context_quality": quality, "knowledge_gap": None}
 
 
+def is_strong(similarity: float, coverage: float) -> bool:
+    """Close enough in meaning, or holding enough of the query's words, to need no more checks."""
+    return similarity >= STRONG_SIMILARITY or coverage >= STRONG_COVERAGE
+
+
 def matches_strongly(chunk: dict, query: str, vocabulary, embedder) -> bool:
     """The chunk clears the bar the question's best chunk is held to, for another query."""
     similarity = float(embedder.encode_passages([chunk["text"]])[0] @ embedder.encode_query(query))
-    coverage = relevance_scores(query, [chunk], vocabulary)[0]["coverage"]
-    return similarity >= STRONG_SIMILARITY or coverage >= STRONG_COVERAGE
+    return is_strong(similarity, relevance_scores(query, [chunk], vocabulary)[0]["coverage"])
 
 
 def describe_gap(state: State, missing: list[str]) -> str:
