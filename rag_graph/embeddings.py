@@ -157,7 +157,8 @@ class Embedder:
     def _cached(self, cache: "VectorCache", texts: list[str], store=None) -> np.ndarray:
         missing = [text for text in dict.fromkeys(texts) if cache.get(text) is None]
         if missing and store is not None:
-            stored = store.lookup(missing)
+            # The store holds chunks and their sentences: a single word is never looked up there.
+            stored = store.lookup([text for text in missing if len(text.split()) > 1])
             for text, vector in stored.items():
                 cache.put(text, vector)
             missing = [text for text in missing if text not in stored]

@@ -7,6 +7,9 @@ few rows asked for, never the whole table. Content-addressed, so it needs no ver
 own: a text's vector never changes, and a text the store does not hold (an older index, a text
 no refresh saw) is simply encoded. Rows belong to a chunk (`owner`) and are replaced with it.
 
+Rows a search has just read bring their vectors along: the store keeps the latest few
+thousand in process, so the evidence checks that follow a search look up nothing.
+
 Not stored: vectors of the corpus's single words (the synonym check). Encoding every word costs
 as much as 40 % of the chunks' own encoding on a small corpus, which would break the build's
 budget (>= 0.85 x the raw encoder); they stay encoded on demand and cached in process.
@@ -21,10 +24,13 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import BTree
 
+from .embeddings import VectorCache
+
 log = logging.getLogger(__name__)
 
 TABLE = "passage_vectors"
 _LOOKUP_BATCH = 500  # keys per IN (...) filter
+_RECENT = 4096  # vectors of rows searches returned: a question's candidates, many times over
 
 
 def text_key(text: str) -> str:
@@ -39,6 +45,7 @@ class VectorStore:
     def __init__(self, db):
         self._db = db
         self._table = None
+        self._recent = VectorCache(_RECENT)
 
     def _open(self):
         if self._table is None:
@@ -56,13 +63,17 @@ class VectorStore:
     def exists(self) -> bool:
         return self._open() is not None
 
+    def remember(self, text: str, vector: np.ndarray) -> None:
+        """A vector the index stored, read along with its row (a search result)."""
+        self._recent.put(text, vector)
+
     def lookup(self, texts: list[str]) -> dict[str, np.ndarray]:
         """The stored vector of each text the store holds."""
+        found = {text: vector for text in texts if (vector := self._recent.get(text)) is not None}
         table = self._open()
-        if table is None or not texts:
-            return {}
-        wanted = {text_key(text): text for text in texts}
-        found = {}
+        if table is None or len(found) == len(texts):
+            return found
+        wanted = {text_key(text): text for text in texts if text not in found}
         keys = list(wanted)
         for start in range(0, len(keys), _LOOKUP_BATCH):
             batch = keys[start:start + _LOOKUP_BATCH]

@@ -369,3 +369,23 @@ def test_a_question_whose_only_unmatched_words_are_verbs_is_answered_not_decline
     # A missing thing is still a gap.
     out = run(embedder, "do contractors get a 401k match?", FakeRetriever([retirement]))["final_output"]
     assert out["status"] == "insufficient_context" and "contractors" in out["knowledge_gap"]
+
+
+def test_an_answer_in_other_words_beats_one_that_shares_the_question_s_words(embedder):
+    """"A relative in the armed forces" is "a family member who is service personnel": the
+    sentence closest in meaning answers, not the one sharing "first" and "take" (37signals'
+    Massachusetts leave section, as the index chunks it)."""
+    military = chunk(
+        "stateFMLA::massachusetts-medical-and-family-leave::2",
+        "* [Paid Family Leave for Bonding](https://www.mass.gov/info-details/pfml-about-family-leave-to-bond-with-a-child) "
+        "with a child during the first 12 months after the child’s birth, adoption, or foster care placement, up to 12 weeks.\n\n"
+        "* [Paid Family Leave for Family Members of Covered Service Personnel]"
+        "(https://www.mass.gov/info-details/pfml-about-leave-for-family-members-of-covered-military-personnel) "
+        "to manage needs that take place immediately after a family member who is covered service personnel is deployed "
+        "or about to be deployed on active duty, up to 12 weeks per benefit year, *or* to care for a family member who "
+        "is service personnel with a serious health condition, up to 26 weeks per benefit year.",
+        title="State Medical and Family Leave Provisions", section="Massachusetts Medical and Family Leave")
+    generator = ExtractiveGenerator(FakeRetriever([military]).vocabulary, embedder)
+    draft = generator.generate("in Massachusetts, how long could I take off to look after a relative in the armed "
+                               "forces who is seriously ill?", [military], "")
+    assert "26 weeks" in draft["answer"]

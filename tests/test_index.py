@@ -156,6 +156,22 @@ def test_question_time_vectors_of_corpus_text_come_from_the_index_not_the_model(
     assert float(stored[1] @ encoded[1]) > 0.6
 
 
+def test_chunks_a_search_found_are_compared_without_reading_the_vector_table_again(tmp_path, corpus, embedder, monkeypatch):
+    """The evidence checks after a search compare the question with the rows it found: their
+    vectors came back with the search, so no second read of the vector table (~6 ms each)."""
+    Index(str(tmp_path / "db"), embedder).refresh(corpus)
+    fresh = Embedder(embedder.model_name)
+    index = Index(str(tmp_path / "db"), fresh)
+    found = index.search("Can I bring my dog to the office?", top_k=2)
+    table = index.store._open()
+    reads = []
+    monkeypatch.setattr(type(table), "search", lambda self, *a, **k: reads.append(a) or pytest.fail("read again"))
+    vectors = fresh.encode_passages([row["text"] for row in found])
+    fresh.encode_passages(["dongle"])  # a single word (the synonym check) is never stored: not looked up
+    assert reads == []
+    assert np.allclose(vectors, embedder.encode([row["text"] for row in found]), atol=1e-3)
+
+
 def test_term_counts_are_read_from_the_index_not_counted_per_process(tmp_path, corpus, embedder, monkeypatch):
     Index(str(tmp_path / "db"), embedder).refresh(corpus)
     reopened = Index(str(tmp_path / "db"), embedder)
