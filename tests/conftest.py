@@ -25,7 +25,6 @@ from rag_graph.engine import Engine  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED_CORPUS = ROOT / "corpus"
-HANDBOOK_CORPUS = ROOT.parent / "shared" / "corpora" / "37signals-handbook"
 
 
 @pytest.fixture(scope="session")
