@@ -63,6 +63,15 @@ def test_it_or_they_in_a_follow_up_may_mean_any_noun_of_the_last_question(engine
     assert "48 hours" in state["final_output"]["answer"]
 
 
+def test_a_follow_up_takes_its_subject_from_the_answer_when_the_question_named_none(engine):
+    # "depot data" and "dashboards" name nothing the gazetteer knows; the answer names the product.
+    history = [{"role": "user", "content": "what turns depot data into weekly dashboards?"},
+               {"role": "assistant", "content": "Skyline Analytics turns depot data into weekly dashboards."}]
+    state = engine.run("and what does it cost?", history)
+    assert "skyline analytics" in state["retrieval_query"].lower()
+    assert "$12" in state["final_output"]["answer"]
+
+
 def test_a_who_question_names_the_person_not_a_signature_placeholder(engine):
     out = engine.ask("Who is the CEO?")
     assert out["status"] == "answered" and "Tobias Renn" in out["answer"]

@@ -86,7 +86,10 @@ def resolve_follow_up(question: str, history: list[dict], gazetteer: Gazetteer |
 
 def thread_subject(history: list[dict], gazetteer: Gazetteer, personal: bool) -> Entity | None:
     """The entity the thread is about: for "she" or "his", the person last named (often in the
-    answer); otherwise the longest entity of the asker's previous question."""
+    answer); otherwise the longest entity of the asker's previous question or, when that names
+    none ("what turns depot data into dashboards?"), the longest entity of more than one word
+    in the answer to it ("Skyline Analytics …"). An answer quotes the document that holds the
+    subject; a single word of it is too often incidental ("supervisor", "GSA", "September")."""
     turns = list(reversed(history))
     if personal:
         people = [m.entity for t in turns for m in gazetteer.mentions(t["content"], where=lambda e: e.person)]
@@ -95,6 +98,9 @@ def thread_subject(history: list[dict], gazetteer: Gazetteer, personal: bool) ->
         return (people or names or [None])[0]
     previous = next((t["content"] for t in turns if t["role"] == "user"), "")
     mentions = gazetteer.mentions(previous)
+    if not mentions:
+        answer = next((t["content"] for t in turns if t["role"] == "assistant"), "")
+        mentions = gazetteer.mentions(answer, where=lambda e: len(e.key) > 1)
     return max(mentions, key=lambda m: len(m.entity.key)).entity if mentions else None
 
 
