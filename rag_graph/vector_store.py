@@ -11,8 +11,9 @@ Rows a search has just read bring their vectors along: the store keeps the lates
 thousand in process, so the evidence checks that follow a search look up nothing.
 
 Not stored: vectors of the corpus's single words (the synonym check). Encoding every word costs
-as much as 40 % of the chunks' own encoding on a small corpus, which would break the build's
-budget (>= 0.85 x the raw encoder); they stay encoded on demand and cached in process.
+as much as 40 % of the chunks' own encoding on a small corpus and 11 % on the 18F handbook
+(13.5 s for 11,466 words), either of which breaks the build's budget (>= 0.85 x the raw
+encoder); they stay encoded on demand, are never looked up here, and are cached in process.
 """
 from __future__ import annotations
 
