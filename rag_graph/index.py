@@ -241,7 +241,8 @@ class Index:
         rows = query.limit(top_k).to_list()
         for row in rows:  # the evidence checks compare against these rows' vectors next
             if row.get("vector") is not None:
-                self.store.remember(row["text"], np.asarray(row["vector"], dtype=np.float32))
+                row["vector"] = np.asarray(row["vector"], dtype=np.float32)
+                self.store.remember(row["text"], row["vector"])
         return [self._result(row, query_vector, mode) for row in rows]
 
     @staticmethod
