@@ -16,7 +16,7 @@ from typing import Callable
 from .entities import Gazetteer
 from .nodes.evidence import query_weights
 from .nodes.query import split_follow_up
-from .text import LIST_ITEM, STOPWORDS, sentences, term_set, terms, weighted_coverage, words
+from .text import LIST_ITEM, STOPWORDS, lists, sentences, term_set, terms, weighted_coverage, words
 
 MAX_SENTENCES = 3
 MAX_ANSWER_CHARS = 600
@@ -102,6 +102,13 @@ class _Candidate:
     heading: frozenset[str]  # the terms of its chunk's title and section: what the sentence is about
     answers_parts: tuple[int, ...] = ()  # sub-questions whose own search found its chunk first
     typed: bool = False  # holds the kind of answer asked for (a date for "when")
+    last: int = -1  # the position of the last sentence it holds (a lead-in holds its list)
+
+    def __post_init__(self):
+        self.last = max(self.last, self.position)
+
+    def holds(self, other: "_Candidate") -> bool:
+        return other.rank == self.rank and self.position <= other.position <= self.last
 
 
 class ExtractiveGenerator:
@@ -109,7 +116,8 @@ class ExtractiveGenerator:
     overlap, the section heading, its chunk's relevance, the kind of answer asked for),
     re-scores the best few by embedding similarity, and returns the winner plus the sentences
     that finish its thought or answer another part of the question. A sentence that opens
-    with "She" or "His" is given the name of the person its chunk is about."""
+    with "She" or "His" is given the name of the person its chunk is about; one that leads in
+    to a short list ("…on a variety of topics:") carries the list."""
 
     # Sentences re-scored by embedding, and the weight of their closeness to the question: 12 at
     # twice the word score found 1 more keyword on 18F dev and 37signals test each than 8 at 1x,
@@ -186,7 +194,8 @@ class ExtractiveGenerator:
             found = PART_EVIDENCE_BONUS if number in c.answers_parts else 0.0
             return weighted_coverage(weights, c.terms | c.heading) + c.lexical / 4 + typed + found
 
-        pool = [c for c in sorted(candidates, key=lambda c: -fit(c))[: self.SEMANTIC_POOL] if c not in picked]
+        pool = [c for c in sorted(candidates, key=lambda c: -fit(c))[: self.SEMANTIC_POOL]
+                if not any(p.holds(c) or c.holds(p) for p in picked)]
         if not pool or self.embedder is None:
             return None
         closeness = self.embedder.encode_passages([c.text for c in pool]) @ self.embedder.encode_query(part)
@@ -195,14 +204,19 @@ class ExtractiveGenerator:
         return best if adds > 0 or near >= self.PART_CLOSENESS else None
 
     def _candidates(self, question: str, context: list[dict], weights: dict[str, float]) -> list[_Candidate]:
-        wanted = _wanted(split_follow_up(question)[0])
+        asker = split_follow_up(question)[0]
+        wanted, asked = _wanted(asker), set(terms(asker))
         gazetteer = self.entities() if self.entities is not None else None
         out = []
         for rank, chunk in enumerate(context):
             heading = term_set(f"{chunk['title']} {chunk.get('section', '')}")
-            for position, sentence in enumerate(sentences(chunk["body"])):
+            parts = sentences(chunk["body"])
+            for position, sentence in enumerate(parts):
                 if _PLACEHOLDER.search(sentence) or _FORM_FIELD.match(sentence):
                     continue
+                last = position
+                if sentence.endswith(":"):
+                    sentence, last = with_list(sentence, lists(chunk["body"]).get(sentence, ()), parts, position, asked)
                 sentence = _TEMPLATE_TAG.sub(" ", sentence).strip()
                 if len(words(sentence)) < 3 or _is_heading(sentence, heading):
                     continue
@@ -216,7 +230,7 @@ class ExtractiveGenerator:
                 if typed:
                     score += ANSWER_TYPE_BONUS
                 out.append(_Candidate(score, score, rank, position, sentence, chunk["chunk_id"], own, heading,
-                                      tuple(chunk.get("answers_parts") or ()), typed))
+                                      tuple(chunk.get("answers_parts") or ()), typed, last))
         return out
 
     @staticmethod
@@ -226,9 +240,9 @@ class ExtractiveGenerator:
         picked, covered = [best], set(best.terms)
         total = sum(weights.values()) or 1.0
         # The next sentence of the same passage often finishes the thought.
-        after = sorted((c for c in candidates if c.rank == best.rank and c.position > best.position),
+        after = sorted((c for c in candidates if c.rank == best.rank and c.position > best.last),
                        key=lambda c: c.position)
-        follower = after[0] if after and after[0].position == best.position + 1 else None
+        follower = after[0] if after and after[0].position == best.last + 1 else None
         if best.text.rstrip().endswith(":"):
             # A lead-in ("…a payroll deduction for medical insurance:") means nothing without what
             # follows it: of a list, the item that answers the question.
@@ -244,7 +258,8 @@ class ExtractiveGenerator:
             if len(picked) >= MAX_SENTENCES:
                 break
             adds = sum(weights[t] for t in candidate.terms if t in weights and t not in covered)
-            if candidate not in picked and adds >= 0.2 * total and candidate.score >= 0.7 * best.score:
+            if (not any(c.holds(candidate) or candidate.holds(c) for c in picked)
+                    and adds >= 0.2 * total and candidate.score >= 0.7 * best.score):
                 picked.append(candidate)
                 covered |= candidate.terms
         # The sentence before may state the rule that the best one only elaborates ("Users are
@@ -262,6 +277,23 @@ class ExtractiveGenerator:
                 and (before.typed or not best.typed) and not before.text.rstrip().endswith(":")):
             picked.append(before)
         return picked
+
+
+LIST_CHARS = 300  # a lead-in's list this short is answered whole ("…on a variety of topics: grief; stress; …")
+
+
+def with_list(lead_in: str, items: tuple[str, ...], parts: tuple[str, ...], position: int,
+              asked: set[str]) -> tuple[str, int]:
+    """A lead-in ending in ":" with the list that follows it, as one sentence, and the position
+    of the list's last item among the chunk's sentences. When the question names what only one
+    item holds ("…if I park a motorcycle?"), that item alone completes the lead-in. A long list
+    is left to be answered item by item."""
+    listed = [clean_sentence(item).rstrip(".") for item in items]
+    if not items or sum(map(len, listed)) > LIST_CHARS:
+        return lead_in, position
+    naming = [item for item in listed if (term_set(item) - term_set(lead_in)) & asked]
+    shown = sum(1 for _ in takewhile(lambda part: LIST_ITEM.match(part), parts[position + 1:]))
+    return f"{lead_in} {'; '.join(naming if len(naming) == 1 else listed)}.", position + shown
 
 
 def _is_heading(sentence: str, heading: frozenset[str]) -> bool:

@@ -32,7 +32,7 @@ from . import published
 from .errors import IndexNotReady, RefreshError, RefreshInProgress
 from .ingest import Chunk, Corpus, load_corpus
 from .scope import Scope, ScopedIndex, audience_clause, matches
-from .text import sentences, terms
+from .text import STEMMER_VERSION, sentences, terms
 from .vector_store import VectorStore
 
 log = logging.getLogger(__name__)
@@ -55,6 +55,7 @@ _STORED = ["chunk_id", "source_id", "title", "section", "anchor", "url", "chunk_
            "text", "status", "effective_date", "authority", "superseded_by", "links", "path",
            "audience", "content_hash"]
 VOCABULARY_TABLE = "vocabulary"  # chunk frequency of every term, rows per published version
+_STEMMER = "\x00stemmer"  # a row whose count is the STEMMER_VERSION the terms were counted with (no term has a NUL)
 _VOCABULARY_SCHEMA = pa.schema([("version", pa.int64()), ("term", pa.string()), ("chunks", pa.int64())])
 
 
@@ -296,7 +297,8 @@ class Index:
                 self.table.search().where(where).select(["text"]).limit(None).to_arrow().column(0).to_pylist()))
         serving = self._checked_out
         if self._vocabulary is None or self._vocabulary[0] != serving.version:
-            # An index built before the counts were stored is counted here (a reader never writes).
+            # An index built before the counts were stored, or counted with another stemmer, is
+            # counted here (a reader never writes; `citebot index` stores the new counts).
             frequency = self._stored_vocabulary(serving.version) or _count_terms(_column(serving.table, "text"))
             self._vocabulary = (serving.version, frequency, serving.chunks)
         return self._vocabulary[1], self._vocabulary[2]
@@ -307,7 +309,8 @@ class Index:
                     .select(["term", "chunks"]).limit(None).to_arrow())
         except ValueError:
             return None
-        return dict(zip(rows.column("term").to_pylist(), rows.column("chunks").to_pylist())) or None
+        frequency = dict(zip(rows.column("term").to_pylist(), rows.column("chunks").to_pylist()))
+        return frequency if frequency.pop(_STEMMER, None) == STEMMER_VERSION else None
 
     def entities(self, where: str | None = None) -> Gazetteer:
         """The corpus's gazetteer, read once per published version (a few thousand short rows);
@@ -400,6 +403,8 @@ class Index:
                     raise RefreshError(f"reload failed ({type(error).__name__}: {error}); "
                                        "the previous index keeps serving") from error
                 self._publish(table)
+            elif self.version == table.version and self._stored_vocabulary(table.version) is None:
+                self._save_vocabulary(table, corpus)  # counted with an older stemmer: count again
             if ENTITY_TABLE not in self._db.list_tables().tables:
                 self._store_entities(corpus)
             return self._finish(corpus, 0, 0, started, self.version, built_from)
@@ -526,7 +531,7 @@ class Index:
         vocabulary.optimize(cleanup_older_than=CLEANUP_AFTER)
 
     def _save_vocabulary(self, table, corpus: Corpus) -> None:
-        frequency = _count_terms(chunk.text for chunk in corpus.chunks)
+        frequency = {**_count_terms(chunk.text for chunk in corpus.chunks), _STEMMER: STEMMER_VERSION}
         rows = pa.table({"version": [table.version] * len(frequency), "term": list(frequency),
                          "chunks": list(frequency.values())}, schema=_VOCABULARY_SCHEMA)
         try:

@@ -40,13 +40,26 @@ def words(text: str) -> list[str]:
     return out
 
 
+# Counts of terms stored with an index are only valid for the stemmer that counted them: a
+# change to `stem` bumps this, and an index counted with another version is counted again.
+STEMMER_VERSION = 2
+
+
 @lru_cache(maxsize=65536)  # a question's texts repeat the same few thousand words
 def stem(word: str) -> str:
-    """A deliberately crude suffix stripper: enough to match 'vacations'/'vacation', 'paid'/'pays'."""
-    for suffix in ("ations", "ation", "ments", "ment", "ingly", "ings", "ing", "edly", "ies", "ied",
+    """A deliberately crude suffix stripper: enough to match 'vacations'/'vacation', 'paid'/'pays'.
+    A word and its inflections must reach the same stem: 'policies' is 'policy' before the
+    suffixes go, and final e's go after them ('delete', 'deleting', 'deleted' -> 'delet');
+    without this the evidence that says "deleting" did not hold the asker's "delete"."""
+    if word.endswith(("ies", "ied")) and len(word) > 5:
+        word = word[:-3] + "y"
+    for suffix in ("ations", "ation", "ments", "ment", "ingly", "ings", "ing", "edly",
                    "ers", "er", "ed", "es", "s", "ly"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
+            word = word[: -len(suffix)]
+            break
+    while word.endswith("e") and len(word) > 3:  # "employee" and "employees" -> "employ"
+        word = word[:-1]
     return word
 
 
@@ -94,6 +107,35 @@ def _table_sentences(lines: list[str]) -> list[str]:
     return out
 
 
+def _items(lines: list[str]) -> list[str]:
+    items: list[str] = []
+    for line in lines:
+        if items and not LIST_ITEM.match(line):
+            items[-1] += " " + line.strip()  # a list item wrapped onto the next line
+        else:
+            items.append(line.strip())
+    return items
+
+
+@lru_cache(maxsize=4096)
+def lists(text: str) -> dict[str, tuple[str, ...]]:
+    """Each lead-in sentence ending in ":" (as `sentences` gives it) -> every item of the list
+    right after it, short ones too ("- Grief"), which `sentences` leaves out."""
+    out, previous = {}, ""
+    for block in re.split(r"\n\s*\n", text):
+        lines = block.splitlines()
+        if lines and any(LIST_ITEM.match(line) for line in lines):
+            items = _items(lines)
+            if LIST_ITEM.match(lines[0]):
+                if previous.endswith(":"):
+                    out[previous] = tuple(items)
+            elif items[0].endswith(":"):  # the lead-in opens the list's own block
+                out[items[0]] = tuple(items[1:])
+        found = sentences(block)
+        previous = found[-1] if found else ""
+    return out
+
+
 @lru_cache(maxsize=4096)
 def sentences(text: str) -> tuple[str, ...]:
     """Sentences of a markdown body; list items and table rows count as sentences of their own."""
@@ -107,13 +149,7 @@ def sentences(text: str) -> tuple[str, ...]:
             out.extend(_table_sentences(table))
             continue
         if any(LIST_ITEM.match(line) for line in lines):
-            items: list[str] = []
-            for line in lines:
-                if items and not LIST_ITEM.match(line):
-                    items[-1] += " " + line.strip()  # a list item wrapped onto the next line
-                else:
-                    items.append(line.strip())
-            out.extend(items)
+            out.extend(_items(lines))
             continue
         out.extend(part.strip() for part in _SENTENCE_END.split(" ".join(l.strip() for l in lines)))
     return tuple(s for s in out if len(words(s)) >= 3 and not re.fullmatch(r"[|\s:-]+", s))

@@ -7,8 +7,9 @@ import pytest
 
 from rag_graph.config import Settings
 from rag_graph.engine import Engine
-from rag_graph.entities import extract
+from rag_graph.entities import Entity, Gazetteer, extract
 from rag_graph.ingest import load_corpus
+from rag_graph.nodes.query import resolve_follow_up, split_follow_up
 
 CORPUS = Path(__file__).parent / "fixtures" / "conversation_corpus"
 
@@ -136,3 +137,18 @@ def test_a_knowledge_gap_names_a_subject_not_a_frame_word():
     gap = describe_gap({"retrieved_chunks": []}, ["wants", "ago", "sabbatical"])
     assert "“sabbatical”" in gap and "wants" not in gap and "ago" not in gap
     assert "wants" not in describe_gap({"retrieved_chunks": []}, ["wants"])
+
+
+def test_a_follow_up_phrase_replaces_its_counterpart_in_the_previous_question():
+    """"and my vacation days?" after "…my unused sick days?" asks the same of vacation: the
+    search carries what was asked (resigning, losing unused days), not the sick leave it replaced."""
+    gazetteer = Gazetteer([Entity("Sick leave", "section", "travel-and-leave/leave"),
+                           Entity("Annual leave", "section", "travel-and-leave/leave")])
+    history = [{"role": "user", "content": "if I resign do I lose my unused sick days?"},
+               {"role": "assistant", "content": "Sick leave is not paid out when you leave."}]
+    query = resolve_follow_up("and my vacation days?", history, gazetteer)
+    own, carried = split_follow_up(query)
+    assert own == "and my vacation days?" and set(carried.split()) >= {"resign", "lose", "unused"}
+    assert "sick" not in carried
+    # Without a counterpart ("what about contractors?"), the subject is carried as before.
+    assert "sick" in resolve_follow_up("and what about contractors?", history, gazetteer)

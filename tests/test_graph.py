@@ -128,15 +128,13 @@ def test_follow_up_is_resolved_from_thread_history(engine):
 
 
 def test_a_rewritten_search_adds_evidence_but_the_question_still_ranks_it(engine):
-    """The rewrite (the question's words plus near-miss headings) finds candidates; ranking them
-    by the rewrite put the plan overview above the Professional tier's own section."""
-    history = [{"role": "user", "content": "What does the Team plan include?"},
-               {"role": "assistant", "content": "The Team plan supports up to 50 seats and 100 GB of storage, "
-                "Google sign-in, email and chat support 9:00–18:00 ET on weekdays, and a 99.5% uptime SLA."}]
-    state = engine.run("and the Professional tier?", history)
+    """The rewrite (the question's words plus near-miss headings: "…employee handbook 2023
+    archived hybrid 2025 remote working") finds candidates, but the question ranks them: ranked
+    by the rewrite, the core-hours chunk came before the one that says how to set the days up."""
+    state = engine.run("how do I set up my regular work-from-home days, and what hours do I need to be online?")
     assert state["query_rewrites"], "this question takes the second pass"
-    assert state["ranked_chunks"][0]["chunk_id"] == "product-pricing-plans::professional::0"
-    assert "1 TB" in state["final_output"]["answer"]
+    assert state["ranked_chunks"][0]["chunk_id"] == "hr-handbook-2025::remote-work::1"
+    assert "BambooHR" in state["final_output"]["answer"] and "10:00 to 15:00" in state["final_output"]["answer"]
 
 
 def test_follow_up_about_an_uncovered_group_names_the_gap(engine):
@@ -389,3 +387,45 @@ def test_an_answer_in_other_words_beats_one_that_shares_the_question_s_words(emb
     draft = generator.generate("in Massachusetts, how long could I take off to look after a relative in the armed "
                                "forces who is seriously ill?", [military], "")
     assert "26 weeks" in draft["answer"]
+
+
+def test_a_rule_in_another_inflection_of_the_asker_s_word_is_the_answer(embedder):
+    """"Am I allowed to delete it?" is answered by "Users are prohibited from deleting
+    messages": "delete" and "deleting" are one term (18F's Slack records section, two chunks
+    as the index ranks them for this question)."""
+    records = chunk(
+        "tools/slack/records::records-policy::1",
+        "To ensure compliance with the possibility that we might create permanent or\nlong-lived records in Slack, "
+        "the records retention policy is set to **retain all\nmessages forever AND also retain edit and deletion logs "
+        "for all messages**.\nUsers are prohibited from deleting messages. Do not abuse the `edit` command in\nSlack to "
+        "effectively delete your message by replacing it with null or symbolic\ncontent. Edits for clarity or typos are "
+        "fine. If any bot or integration ever\nposts something inappropriate, please call for a clean-up in\n"
+        "#admins-slack using `@slackadmin`.", title="Slack records", section="Records policy", relevance=0.62)
+    editing = chunk(
+        "tools/slack/notifications-general-communication::editing-messages::0",
+        "You can edit a message that has been sent in Slack for 5 minutes after it is posted. You aren’t able to "
+        "delete a message: instead, you can edit the text and leave a `.` or a note such as `wrong channel.` After 5 "
+        "minutes, you cannot edit or delete your message.\n\nFollow the Security incidents guidance to request that a "
+        "Slack message be deleted in the event of a security or personally identifiable information (PII) issue.",
+        title="Slack communication and notification best practices", section="Editing messages", relevance=0.58)
+    generator = ExtractiveGenerator(FakeRetriever([records, editing]).vocabulary, embedder)
+    draft = generator.generate("I posted something in Slack I regret, am I allowed to just delete it?",
+                               [records, editing], "")
+    assert "prohibited from deleting messages" in draft["answer"]
+
+
+def test_a_question_about_what_a_list_holds_is_answered_with_the_list(embedder):
+    """"What kinds of things does the counseling program help with?" wants the topics, not
+    only the sentence that announces them (18F's Employee Assistance Program section)."""
+    eap = chunk(
+        "getting-started/classes/benefits::employee-assistance-program::0",
+        "The [Employee Assistance Program (EAP)](http://www.foh4you.com/) is a free\nsupport resource available to all "
+        "GSA federal employees. The EAP offers sessions\nwith licensed or credentialed counselors on a variety of "
+        "topics:\n\n- Grief\n- Work-related stress\n- Drug or alcohol addiction\n- Mental health\n- Legal issues\n"
+        "- Financial issues\n- Emotional well-being\n\nYou can receive six free sessions for you or family members "
+        "living in your\nhousehold, including college students who are away.",
+        title="Benefits", section="Employee Assistance Program", relevance=0.6)
+    generator = ExtractiveGenerator(FakeRetriever([eap]).vocabulary, embedder)
+    draft = generator.generate("what kinds of things does the employee counseling program help with?", [eap], "")
+    assert "a variety of topics: Grief; Work-related stress; Drug or alcohol addiction;" in draft["answer"]
+    assert draft["answer"].count("Grief") == 1  # the items are not repeated as sentences of their own

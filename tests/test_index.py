@@ -8,7 +8,7 @@ import pytest
 from rag_graph import index as index_module
 from rag_graph.embeddings import Embedder
 from rag_graph.index import Index, RefreshError, RefreshInProgress
-from rag_graph.text import sentences
+from rag_graph.text import sentences, stem
 
 DOCS = {
     "office.md": "# Office\n\n## Animals\n\nStaff may bring their dogs and cats along on Fridays.\n",
@@ -180,4 +180,20 @@ def test_term_counts_are_read_from_the_index_not_counted_per_process(tmp_path, c
     monkeypatch.setattr(index_module, "_column", lambda table, name: scanned.append(name) or real(table, name))
     frequency, chunks = reopened.vocabulary()
     assert "text" not in scanned, "vocabulary() scanned the whole table"
-    assert chunks == 3 and frequency["dog"] == 1 and frequency["dongle"] == 1
+    assert chunks == 3 and frequency["dog"] == 1 and frequency[stem("dongle")] == 1
+
+
+def test_term_counts_of_an_older_stemmer_are_counted_again_and_stored_by_the_next_index(
+        tmp_path, corpus, embedder, monkeypatch):
+    """An index counted before the stemmer changed would make every changed stem read as a
+    word the knowledge base never uses: its counts are not trusted, and `citebot index` with no
+    document changed stores new ones."""
+    Index(str(tmp_path / "db"), embedder).refresh(corpus)
+    monkeypatch.setattr(index_module, "STEMMER_VERSION", index_module.STEMMER_VERSION + 1)  # the code moved on
+    upgraded = Index(str(tmp_path / "db"), embedder)
+    frequency, chunks = upgraded.vocabulary()
+    assert chunks == 3 and frequency["dog"] == 1 and index_module._STEMMER not in frequency
+    assert upgraded._stored_vocabulary(upgraded.version) is None
+    stats = upgraded.refresh(corpus)
+    assert stats.embedded == 0 and stats.version == upgraded.version
+    assert Index(str(tmp_path / "db"), embedder)._stored_vocabulary(upgraded.version)["dog"] == 1

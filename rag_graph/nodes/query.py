@@ -12,7 +12,7 @@ from ..config import MAX_QUESTION_CHARS, RetrievalConfig
 from ..context import Deps
 from ..entities import Entity, Gazetteer
 from ..state import State
-from ..text import STOPWORDS, words
+from ..text import STOPWORDS, stem, words
 from .finalize import final_output
 
 log = logging.getLogger(__name__)
@@ -75,11 +75,14 @@ def resolve_follow_up(question: str, history: list[dict], gazetteer: Gazetteer |
     subject = thread_subject(history, gazetteer, personal=personal)
     if subject is not None and any(m.entity.kind == subject.kind for m in asked):
         subject = None  # "what about Team?" after Enterprise: a new subject of the same kind replaces the old
+    replaced = _replaced(own, history) if opener else set()
+    if subject is not None and replaced & set(subject.key):
+        subject = None  # "and my vacation days?" after "sick days": not about sick leave any more
     carried = [w for w in (subject.key if subject else ()) if w not in own and w not in STOPWORDS]
     # "it", "that" or "they" may be any noun of the last question ("live captions", not just the
     # "deaf colleague" the gazetteer knows); only "she" or "his" is surely the person named.
     if subject is None or opener or not set(own) - named or not personal:
-        carried += _predicate(history, gazetteer, exclude=set(own) | set(carried))
+        carried += _predicate(history, gazetteer, exclude=set(own) | set(carried) | replaced)
     carried = list(dict.fromkeys(carried))
     return f"{question} ({' '.join(carried)})" if carried else question
 
@@ -102,6 +105,18 @@ def thread_subject(history: list[dict], gazetteer: Gazetteer, personal: bool) ->
         answer = next((t["content"] for t in turns if t["role"] == "assistant"), "")
         mentions = gazetteer.mentions(answer, where=lambda e: len(e.key) > 1)
     return max(mentions, key=lambda m: len(m.entity.key)).entity if mentions else None
+
+
+def _replaced(own: list[str], history: list[dict]) -> set[str]:
+    """The words of the previous question that the follow-up's own phrase replaces: "and my
+    vacation days?" after "do I lose my unused sick days?" ends in the same word ("days"), so
+    its "vacation" takes the place of "sick", which is not carried over."""
+    previous = next((words(t["content"]) for t in reversed(history) if t["role"] == "user"), [])
+    if len(own) < 2:
+        return set()  # a bare "and days?" names nothing to replace with
+    head = stem(own[-1])
+    return {before for before, word in zip(previous, previous[1:])
+            if stem(word) == head and before not in own and before not in STOPWORDS}
 
 
 def _predicate(history: list[dict], gazetteer: Gazetteer, exclude: set[str]) -> list[str]:
