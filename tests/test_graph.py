@@ -429,3 +429,21 @@ def test_a_question_about_what_a_list_holds_is_answered_with_the_list(embedder):
     draft = generator.generate("what kinds of things does the employee counseling program help with?", [eap], "")
     assert "a variety of topics: Grief; Work-related stress; Drug or alcohol addiction;" in draft["answer"]
     assert draft["answer"].count("Grief") == 1  # the items are not repeated as sentences of their own
+
+
+def test_the_quantity_a_question_asks_for_is_no_word_the_evidence_must_hold(embedder):
+    """"Over what amount…" asks for an amount; the rule states it as "over $25" and never says
+    "amount". The evidence holds what the question is about, so the first search suffices: no
+    rewrite, no second pass (on 37signals the same check turned three such declines into answers)."""
+    receipts = chunk("expenses::receipts::0", "A receipt is required for every expense over $25. For expenses "
+                     "of $25 or less, a card statement line is enough.", similarity=0.45,
+                     title="Travel and Expenses", section="Receipts")
+    others = [chunk(f"travel::hotels::{i}", text, similarity=0.2, title="Travel and Expenses", section="Hotels")
+              for i, text in enumerate(["Book hotels through the travel desk; the nightly cap is $250.",
+                                        "Meals are covered up to $75 a day on travel days.",
+                                        "Mileage for a personal car is paid at the federal rate.",
+                                        "Attach the booking confirmation to the trip request."])]
+    state = run(embedder, "over what amount do I have to attach a receipt to an expense?",
+                FakeRetriever([receipts, *others]))
+    assert state["query_rewrites"] == [], "the first pass's evidence was judged weak"
+    assert state["final_output"]["status"] == "answered" and "$25" in state["final_output"]["answer"]

@@ -52,7 +52,10 @@ FRAME_WORDS = frozenset(terms(
     "information info include includes included cover covers covered offer offers allowed allow "
     "eligible eligibility apply applies available company companies compare compared comparison "
     "differ differs difference different versus vs between true correct really actually exactly "
-    "current currently latest now today still anymore nowadays"))
+    "current currently latest now today still anymore nowadays "
+    # the quantity asked for ("what's the cap on…", "how long…"): a document states it as
+    # "up to 10 days", not as "the cap is"
+    "cap limit maximum max minimum min number amount total long"))
 
 
 def uncovered_terms(query: str, chunks: list[dict], vocabulary, min_share: float = 0.2) -> list[str]:

@@ -6,7 +6,8 @@ from langgraph.runtime import Runtime
 from ..context import Deps
 from ..state import State
 from ..text import sentences, term_set, weighted_coverage
-from .evidence import foreign_terms, names_a_subject, query_weights, relevance_scores, uncovered_terms, values
+from .evidence import (FRAME_WORDS, foreign_terms, names_a_subject, query_weights, relevance_scores,
+                       uncovered_terms, values)
 
 MIN_COVERAGE = 0.5  # a chunk below the similarity threshold survives if it holds half the query
 STRONG_SIMILARITY = 0.5  # a match this close needs no lexical confirmation
@@ -95,7 +96,7 @@ def assess_context_quality(state: State, runtime: Runtime[Deps]) -> dict:
     # After a rewrite the evidence may match the question in the documents' own words: the
     # rewrite (the question's content words plus the headings of the near misses) vouches too.
     searched = (state.get("query_rewrites") or [state["retrieval_query"]])[-1]
-    strong = is_strong(best["similarity"], best["coverage"])
+    strong = is_strong(best["similarity"], subject_coverage(state["retrieval_query"], best, vocabulary))
     if not strong and searched != state["retrieval_query"]:
         strong = matches_strongly(best, searched, vocabulary, embedder)
     if not strong:
@@ -106,6 +107,13 @@ def assess_context_quality(state: State, runtime: Runtime[Deps]) -> dict:
         return {"context_quality": "weak", "knowledge_gap": describe_gap(state, missing)}
     quality = "contradictory" if state.get("contradictions") else "sufficient"
     return {"context_quality": quality, "knowledge_gap": None}
+
+
+def subject_coverage(query: str, chunk: dict, vocabulary) -> float:
+    """The share of the question's weight the chunk holds, not counting the words that only
+    frame it ("policy", "cap", "how long"): what the question is about."""
+    weights = {t: w for t, w in query_weights(query, vocabulary).items() if t not in FRAME_WORDS}
+    return weighted_coverage(weights, term_set(chunk["text"])) if weights else chunk["coverage"]
 
 
 def is_strong(similarity: float, coverage: float) -> bool:
