@@ -33,15 +33,21 @@ _PERSON_NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+){1,2}\b")
 _OPENING_PRONOUN = re.compile(r"^(?P<pronoun>She|He|Her|His)\b(?P<rest>.*)$", re.S)
 
 # What kind of answer the question asks for, and the sentences that hold one: a "when" wants a
-# date or a weekday, a "how often" a frequency, a "how many" a number.
+# date or a weekday, a "how long" a span of time ("within three calendar days", not "Form 3676"),
+# a "how often" a frequency, a "how many" a number. The first kind the question asks for counts.
 _MONTH_OR_DAY = r"january|february|march|april|may|june|july|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _ASKS_DATE = re.compile(r"\b(when|what (dates?|day|time)|which (dates?|days?|months?)|deadline|due)\b|\bkick in\b", re.I)
+_ASKS_DURATION = re.compile(r"\bhow (long|soon|quickly|fast|far ahead|far in advance|early|late)\b"
+                            r"|\bhow many (minutes|hours|days|weeks|months|years)\b", re.I)
 _ASKS_FREQUENCY = re.compile(r"\bhow (often|frequently)\b", re.I)
 _ASKS_AMOUNT = re.compile(r"\b(how (many|much|long|soon|far|fast|quickly|big)|what (percent|percentage|amount))\b", re.I)
 _ANSWER_TYPES = (
     (_ASKS_PERSON, _PERSON_NAME),
     (_ASKS_DATE, re.compile(rf"\b({_MONTH_OR_DAY})\b|\b\d{{1,2}}(st|nd|rd|th)\b|\b\d{{4}}\b"
                             r"|\b\d+\s*(days?|weeks?|months?|years?)\b|\banniversary\b", re.I)),
+    (_ASKS_DURATION, re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|a|an|few)[\s-]+"
+                                r"(to[\s-]+\w+[\s-]+)?(calendar[\s-]|business[\s-]|work(ing)?[\s-])?"
+                                r"(minutes?|hours?|days?|weeks?|months?|years?|pay periods?)\b|\bwithin\b|\bimmediately\b", re.I)),
     (_ASKS_FREQUENCY, re.compile(r"\b(once|twice|every|daily|weekly|monthly|annually|yearly|\w+ times)\b"
                                  r"|\b(a|per) (day|week|month|year)\b", re.I)),
     (_ASKS_AMOUNT, re.compile(r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|twelve|first|last)\b", re.I)),

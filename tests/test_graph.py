@@ -447,3 +447,26 @@ def test_the_quantity_a_question_asks_for_is_no_word_the_evidence_must_hold(embe
                 FakeRetriever([receipts, *others]))
     assert state["query_rewrites"] == [], "the first pass's evidence was judged weak"
     assert state["final_output"]["status"] == "answered" and "$25" in state["final_output"]["answer"]
+
+
+def test_a_how_long_question_is_answered_with_a_duration(embedder):
+    """"How long does that take?" (after asking who decides an accommodation request) wants a
+    span of time: "within three calendar days", not the sentence naming "Form 3676", which
+    holds a number but no duration (18F's reasonable accommodation pages)."""
+    timeline = chunk(
+        "reasonable-accommodations::timeline-on-reasonable-accommodation-requests::0",
+        "The DM or LRAC will acknowledge all RA requests within three calendar days of receipt, and the DM will begin "
+        "the interactive process within five calendar days of receipt.\n\nIf the request does not require supporting "
+        "medical documentation, the DM or LRAC will provide an RA decision as soon as possible, but not to exceed 30 "
+        "calendar days from the request date, unless extenuating circumstances exist.",
+        title="Reasonable Accommodations", section="Timeline on reasonable accommodation requests", relevance=0.6)
+    submitting = chunk(
+        "reasonable-accommodations::submitting-a-reasonable-accommodation-request::1",
+        "Employees can also have a family member, friend, healthcare professional, or another representative make the "
+        "RA request on their behalf. If a more structured format is preferred, GSA has [Form 3676, Confirmation of "
+        "Reasonable Accommodation Request (Appendix A)](https://www.gsa.gov/forms-library/request-reasonable-"
+        "accommodation). *Please note, this form is **not** required.*",
+        title="Reasonable Accommodations", section="Submitting a reasonable accommodation request", relevance=0.58)
+    generator = ExtractiveGenerator(FakeRetriever([timeline, submitting]).vocabulary, embedder)
+    draft = generator.generate("how long does that take? (decides reasonable accommodation)", [timeline, submitting], "")
+    assert "calendar days" in draft["answer"] and "Form 3676" not in draft["answer"]
