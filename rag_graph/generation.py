@@ -293,9 +293,11 @@ def with_list(lead_in: str, items: tuple[str, ...], parts: tuple[str, ...], posi
     """A lead-in ending in ":" with the list that follows it, as one sentence, and the position
     of the list's last item among the chunk's sentences. When the question names what only one
     item holds ("…if I park a motorcycle?"), that item alone completes the lead-in. A long list
-    is left to be answered item by item."""
+    is left to be answered item by item, and a form's list ("- [Name]", "- Title: CEO") is no
+    answer at all."""
     listed = [clean_sentence(item).rstrip(".") for item in items]
-    if not items or sum(map(len, listed)) > LIST_CHARS:
+    if (not items or sum(map(len, listed)) > LIST_CHARS
+            or any(_PLACEHOLDER.search(item) or _FORM_FIELD.match(item) for item in items)):
         return lead_in, position
     naming = [item for item in listed if (term_set(item) - term_set(lead_in)) & asked]
     shown = sum(1 for _ in takewhile(lambda part: LIST_ITEM.match(part), parts[position + 1:]))

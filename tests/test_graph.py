@@ -470,3 +470,14 @@ def test_a_how_long_question_is_answered_with_a_duration(embedder):
     generator = ExtractiveGenerator(FakeRetriever([timeline, submitting]).vocabulary, embedder)
     draft = generator.generate("how long does that take? (decides reasonable accommodation)", [timeline, submitting], "")
     assert "calendar days" in draft["answer"] and "Form 3676" not in draft["answer"]
+
+
+def test_a_list_of_form_fields_is_never_carried_into_an_answer(embedder):
+    """A lead-in may carry its list, but not a form's: "[Name]" and "Title: CEO" are blanks to
+    fill in, never evidence (the signature block of a contract)."""
+    contract = chunk("contracts::signatures::0",
+                     "This agreement is signed on behalf of the company by:\n\n- [Name]\n- Title: CEO\n- Date: ____\n\n"
+                     "The company's signatory must hold an officer role.", title="Supplier Contract", section="Signatures")
+    generator = ExtractiveGenerator(FakeRetriever([contract]).vocabulary, embedder)
+    draft = generator.generate("who signs the agreement on behalf of the company?", [contract], "")
+    assert "[Name]" not in draft["answer"] and "Title: CEO" not in draft["answer"]
