@@ -113,8 +113,9 @@ class _Candidate:
     def __post_init__(self):
         self.last = max(self.last, self.position)
 
-    def holds(self, other: "_Candidate") -> bool:
-        return other.rank == self.rank and self.position <= other.position <= self.last
+    def overlaps(self, other: "_Candidate") -> bool:
+        """The two share a sentence of the same chunk (a lead-in with its list holds its items)."""
+        return other.rank == self.rank and self.position <= other.last and other.position <= self.last
 
 
 class ExtractiveGenerator:
@@ -201,7 +202,7 @@ class ExtractiveGenerator:
             return weighted_coverage(weights, c.terms | c.heading) + c.lexical / 4 + typed + found
 
         pool = [c for c in sorted(candidates, key=lambda c: -fit(c))[: self.SEMANTIC_POOL]
-                if not any(p.holds(c) or c.holds(p) for p in picked)]
+                if not any(p.overlaps(c) for p in picked)]
         if not pool or self.embedder is None:
             return None
         closeness = self.embedder.encode_passages([c.text for c in pool]) @ self.embedder.encode_query(part)
@@ -264,7 +265,7 @@ class ExtractiveGenerator:
             if len(picked) >= MAX_SENTENCES:
                 break
             adds = sum(weights[t] for t in candidate.terms if t in weights and t not in covered)
-            if (not any(c.holds(candidate) or candidate.holds(c) for c in picked)
+            if (not any(c.overlaps(candidate) for c in picked)
                     and adds >= 0.2 * total and candidate.score >= 0.7 * best.score):
                 picked.append(candidate)
                 covered |= candidate.terms

@@ -99,11 +99,9 @@ def thread_subject(history: list[dict], gazetteer: Gazetteer, personal: bool) ->
         names = [m.entity for t in turns
                  for m in gazetteer.mentions(t["content"], where=lambda e: e.kind == "name" and len(e.key) > 1)]
         return (people or names or [None])[0]
-    previous = next((t["content"] for t in turns if t["role"] == "user"), "")
-    mentions = gazetteer.mentions(previous)
+    mentions = gazetteer.mentions(last_turn(history, "user"))
     if not mentions:
-        answer = next((t["content"] for t in turns if t["role"] == "assistant"), "")
-        mentions = gazetteer.mentions(answer, where=lambda e: len(e.key) > 1)
+        mentions = gazetteer.mentions(last_turn(history, "assistant"), where=lambda e: len(e.key) > 1)
     return max(mentions, key=lambda m: len(m.entity.key)).entity if mentions else None
 
 
@@ -111,22 +109,24 @@ def _replaced(own: list[str], history: list[dict]) -> set[str]:
     """The words of the previous question that the follow-up's own phrase replaces: "and my
     vacation days?" after "do I lose my unused sick days?" ends in the same word ("days"), so
     its "vacation" takes the place of "sick", which is not carried over."""
-    previous = next((words(t["content"]) for t in reversed(history) if t["role"] == "user"), [])
     if len(own) < 2:
         return set()  # a bare "and days?" names nothing to replace with
-    head = stem(own[-1])
+    previous, head = words(last_turn(history, "user")), stem(own[-1])
     return {before for before, word in zip(previous, previous[1:])
             if stem(word) == head and before not in own and before not in STOPWORDS}
 
 
 def _predicate(history: list[dict], gazetteer: Gazetteer, exclude: set[str]) -> list[str]:
     """What the previous question asked, without the subject it asked it about."""
-    for turn in reversed(history):
-        if turn["role"] == "user":
-            subject = {w for m in gazetteer.mentions(turn["content"]) for w in m.entity.key}
-            return [w for w in words(turn["content"]) if w not in STOPWORDS and w not in QUESTION_WORDS
-                    and w not in exclude and w not in subject][:MAX_CARRIED]
-    return []
+    previous = last_turn(history, "user")
+    subject = {w for m in gazetteer.mentions(previous) for w in m.entity.key}
+    return [w for w in words(previous) if w not in STOPWORDS and w not in QUESTION_WORDS
+            and w not in exclude and w not in subject][:MAX_CARRIED]
+
+
+def last_turn(history: list[dict], role: str) -> str:
+    """What the asker ("user") or the bot ("assistant") said last in the thread; "" if nothing."""
+    return next((t["content"] for t in reversed(history) if t["role"] == role), "")
 
 
 _CARRIED = re.compile(r"\s\(([^()]*)\)$")
