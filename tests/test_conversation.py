@@ -110,6 +110,14 @@ def test_a_question_spanning_documents_is_searched_part_by_part(engine):
     assert {c["source_id"] for c in out["citations"]} >= {"handbook-leave", "harbor-sync-pricing"}
 
 
+def test_a_second_phrase_with_the_same_preposition_is_a_second_question(engine):
+    state = engine.run("How many paid days do we get for bereavement and for jury duty?")
+    assert state["sub_questions"] == ["How many paid days do we get for bereavement",
+                                      "How many paid days do we get for jury duty"]
+    answer = state["final_output"]["answer"]
+    assert "five paid days" in answer and "ten working days" in answer
+
+
 def test_a_comparison_of_two_products_gets_each_its_own_sentence(engine):
     state = engine.run("How does the Standard tier of Skyline Analytics compare with Harbor Sync?")
     assert len(state["sub_questions"]) == 2

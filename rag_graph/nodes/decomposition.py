@@ -34,6 +34,9 @@ _CLAUSE_BREAK = re.compile(rf"\?\s+(?:and\s+|also\s+)?|[,;]?\s+(?:and|but|also|p
                            rf"(?=(?:{_PREPOSITION}\s+)?{_QUESTION_WORD}\b)", re.I)
 _COMPARED = re.compile(r"\s+(?:vs\.?|versus|compared (?:to|with)|compare (?:to|with)|as opposed to|against)\s+", re.I)
 _REFERS_BACK = re.compile(r"\b(that|this|it|these|those|them|they|there|same)\b", re.I)
+# "…paid for annual leave and for award leave?": a second phrase led by a preposition the first
+# part already used asks the same question of another thing.
+_PARALLEL = re.compile(rf",?\s+(?:and|or|but also)\s+(?P<preposition>{_PREPOSITION})\s+(?P<phrase>[^,;?]+)\??$", re.I)
 _BETWEEN = re.compile(r"\bbetween\s+(?:the\s+)?(?P<a>[^\s,?]+(?:\s+[^\s,?]+)?)\s+and\s+(?:the\s+)?(?P<b>[^\s,?]+(?:\s+[^\s,?]+)?)", re.I)
 
 
@@ -41,7 +44,7 @@ def split_question(question: str, gazetteer: Gazetteer | None = None) -> list[st
     """The sub-questions of a multi-part question, each searchable alone; [] for a single one."""
     own, carried = split_follow_up(question)
     clauses = _clauses(own)
-    parts = clauses if len(clauses) > 1 else _comparison(own, gazetteer)
+    parts = clauses if len(clauses) > 1 else (_parallel_phrases(own) or _comparison(own, gazetteer))
     # A later part must ask something of its own: a stray "#general" after the "?" is no question.
     parts = [p for n, p in enumerate(parts) if _content(p) and (n == 0 or _asks(p))][:MAX_SUB_QUESTIONS]
     if len(parts) < 2:
@@ -61,6 +64,19 @@ def _content(text: str) -> list[str]:
 
 def _clauses(question: str) -> list[str]:
     return [p.strip(" ,;?") for p in _CLAUSE_BREAK.split(question) if p.strip(" ,;?")]
+
+
+def _parallel_phrases(question: str) -> list[str]:
+    """"…credit hours on a compressed schedule, and on a flexible one?": the second part is the
+    first with its last phrase of that preposition replaced ("…credit hours on a flexible one")."""
+    match = _PARALLEL.search(question.strip())
+    if not match:
+        return []
+    first = question[: match.start()]
+    earlier = list(re.finditer(rf"\b{match['preposition']}\b", first, re.I))
+    if not earlier:
+        return []
+    return [first, f"{first[: earlier[-1].start()]}{match['preposition']} {match['phrase']}"]
 
 
 def _comparison(question: str, gazetteer: Gazetteer | None) -> list[str]:
