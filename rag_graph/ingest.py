@@ -19,6 +19,7 @@ from pathlib import Path
 import yaml
 
 from .loaders import SUFFIXES, UnreadableFile, is_sidecar, read_markdown
+from .text import LIST_ITEM
 
 log = logging.getLogger(__name__)
 
@@ -363,16 +364,19 @@ def _paragraphs(lines: list[str]) -> list[str]:
 
 
 def _split_long(block: str, limit: int) -> list[str]:
-    """A block longer than the limit is cut between lines (lists, tables: a table's header rows
-    are repeated in every piece so each piece still says what its columns are) or sentences."""
+    """A block longer than the limit is cut between list items or table rows (a table's header
+    rows are repeated in every piece so each piece still says what its columns are), or a
+    paragraph between sentences. A line wrapped onto the next (hard-wrapped Markdown) stays with
+    its item: a chunk that opens mid-sentence ("last day.") answers with a fragment."""
     if len(block) <= limit:
         return [block]
     lines = block.splitlines()
-    if len(lines) > 1:
-        header = lines[:2] if len(lines) > 2 and re.fullmatch(r"[|:\-\s]+", lines[1]) else []
-        pieces, joiner = lines[len(header):], "\n"
-    else:
-        header, pieces, joiner = [], re.split(r"(?<=[.!?])\s+", block), " "
+    header = lines[:2] if len(lines) > 2 and re.fullmatch(r"[|:\-\s]+", lines[1]) else []
+    pieces, joiner = lines[len(header):], "\n"
+    if not _FENCE.match(lines[0]):  # code may be cut at any line
+        pieces = _items(pieces)
+        if len(pieces) == 1 and not header:
+            pieces, joiner = re.split(r"(?<=[.!?])\s+", pieces[0]), " "
     out, current = [], []
     for piece in pieces:
         if current and len(joiner.join(header + current + [piece])) > limit:
@@ -382,6 +386,17 @@ def _split_long(block: str, limit: int) -> list[str]:
     if current:
         out.append(joiner.join(header + current))
     return out
+
+
+def _items(lines: list[str]) -> list[str]:
+    """List items and table rows, each with the lines it wraps onto."""
+    items: list[str] = []
+    for line in lines:
+        if items and not LIST_ITEM.match(line):
+            items[-1] += "\n" + line
+        else:
+            items.append(line)
+    return items
 
 
 def _windows(paragraphs: list[str], limit: int) -> list[str]:

@@ -90,6 +90,18 @@ def test_long_sections_split_on_paragraphs_with_overlap_and_never_straddle():
         assert before.body.split("\n\n")[-1] == after.body.split("\n\n")[0]
 
 
+def test_a_hard_wrapped_list_item_is_never_cut_between_its_lines():
+    # Docs-site Markdown wraps at 80 columns: "- Review the FERS refund information\n  and Form
+    # SF 3106 before your\n  last day." A chunk that opened on "last day." would answer with a fragment.
+    items = [f"- Step {i}: review the refund information for plan {i}\n  and the matching form before\n"
+             f"  your last day of work." for i in range(20)]
+    chunks = chunk_document(parse_document("# Doc\n\n## Leaving\n\n" + "\n".join(items) + "\n", "doc.md"))
+    assert len(chunks) > 1
+    for chunk in chunks:
+        assert chunk.body.startswith("- Step") and chunk.body.endswith("day of work.")
+        assert all(line.startswith(("- Step", "  and", "  your")) for line in chunk.body.splitlines())
+
+
 def test_headings_inside_code_blocks_are_not_sections():
     doc = parse_document("# Ops\n\n## Run\n\n```bash\n# restart the thing\nsystemctl restart x\n```\n", "ops.md")
     chunks = chunk_document(doc)
