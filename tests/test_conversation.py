@@ -118,6 +118,13 @@ def test_a_second_phrase_with_the_same_preposition_is_a_second_question(engine):
     assert "five paid days" in answer and "ten working days" in answer
 
 
+def test_the_compared_side_does_not_inherit_the_other_side_s_name():
+    from rag_graph.nodes.decomposition import split_question
+
+    parts = split_question("how many reports can a Lead Designer handle compared to a Lead SRE?")
+    assert len(parts) == 2 and "Lead SRE" in parts[1] and "Designer" not in parts[1]
+
+
 def test_a_comparison_of_two_products_gets_each_its_own_sentence(engine):
     state = engine.run("How does the Standard tier of Skyline Analytics compare with Harbor Sync?")
     assert len(state["sub_questions"]) == 2

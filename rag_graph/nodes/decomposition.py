@@ -113,7 +113,15 @@ def _inherited(left: str, right: str, gazetteer: Gazetteer | None) -> str:
         tokens = words(left)
         drop = {i for m in gazetteer.mentions(left) if m.entity.kind in kinds for i in range(m.start, m.end)}
         return " ".join(t for i, t in enumerate(tokens) if i not in drop)
-    return " ".join(w for i, w in enumerate(left.split()) if i == 0 or not _parallel(w, right))
+    tokens = left.split()
+    drop = {i for i, w in enumerate(tokens) if i and _parallel(w, right)}
+    for i in sorted(drop):  # the rest of its name goes too: "Lead Designer" against "a Lead SRE"
+        for step in (-1, 1):
+            j = i + step
+            while 0 < j < len(tokens) and tokens[j][:1].isupper():
+                drop.add(j)
+                j += step
+    return " ".join(w for i, w in enumerate(tokens) if i not in drop)
 
 
 def _parallel(word: str, right: str) -> bool:
