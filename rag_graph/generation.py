@@ -35,7 +35,8 @@ _OPENING_PRONOUN = re.compile(r"^(?P<pronoun>She|He|Her|His)\b(?P<rest>.*)$", re
 # What kind of answer the question asks for, and the sentences that hold one: a "when" wants a
 # date or a weekday, a "how long" a span of time ("within three calendar days", not "Form 3676"),
 # a "how often" a frequency, a "how many" a number. The first kind the question asks for counts.
-_MONTH_OR_DAY = r"january|february|march|april|may|june|july|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+# Capitalised: "you may" and "march" are no dates.
+_MONTH_OR_DAY = r"(?-i:January|February|March|April|May|June|July|August|September|October|November|December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
 _ASKS_DATE = re.compile(r"\b(when|what (dates?|day|time)|which (dates?|days?|months?)|deadline|due)\b|\bkick in\b", re.I)
 _ASKS_DURATION = re.compile(r"\bhow (long|soon|quickly|fast|far ahead|far in advance|early|late)\b"
                             r"|\bhow many (minutes|hours|days|weeks|months|years)\b", re.I)

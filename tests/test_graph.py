@@ -277,6 +277,15 @@ def test_a_when_question_is_answered_with_the_sentence_that_holds_a_date():
     assert draft["answer"] == "Open enrollment happens in November."
 
 
+def test_the_verb_may_is_no_date():
+    # "you may" is everywhere in policy text; read as the month it made every such sentence a date
+    summer = chunk("benefits::summer-hours::0",
+                   "Employees may swap summer hours for vacation days. We work summer hours from May 1 through August 31.")
+    generator = ExtractiveGenerator(FakeRetriever([summer]).vocabulary)  # word scores only
+    draft = generator.generate("when do summer hours run?", [summer], "")
+    assert draft["answer"].startswith("We work summer hours from May 1")
+
+
 def test_a_follow_up_is_answered_by_its_own_words_before_the_borrowed_subject():
     premiums = chunk("payroll::shift-premiums::0",
                      "The Day Shift premium adds 5% to base pay for 8 hours. "
