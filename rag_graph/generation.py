@@ -27,9 +27,13 @@ PART_EVIDENCE_BONUS = 0.3  # a sentence of the chunk a sub-question's own search
 _PLACEHOLDER = re.compile(r"\[[A-Z][A-Za-z ]*\](?!\()|_{3,}|<[a-z][a-z _-]*>")
 _TEMPLATE_TAG = re.compile(r"\{%.*?%\}|\{\{.*?\}\}", re.S)
 _FORM_FIELD = re.compile(r"^\W*(name|title|signature|signed|date|by|position|witness|printed name)\s*:\s*\S{0,30}\W*$", re.I)
-# A "who" question wants a sentence that names someone.
+# A "who" question wants a sentence that names someone: a person the corpus names (its gazetteer
+# knows them), a role or team, or an address to write to. Any run of capitalised words is no
+# name ("Visit the Live Captioning InSite page").
 _ASKS_PERSON = re.compile(r"\bwho(m|se)?\b", re.I)
-_PERSON_NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+){1,2}\b")
+_ROLE_OR_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+\.\w+|\b(supervisors?|managers?|directors?|team|office|officers?|"
+                              r"coordinators?|administrators?|leads?|desk|department|HR|people ops|staff|committee|"
+                              r"specialists?|representatives?)\b", re.I)
 _OPENING_PRONOUN = re.compile(r"^(?P<pronoun>She|He|Her|His)\b(?P<rest>.*)$", re.S)
 
 # What kind of answer the question asks for, and the sentences that hold one: a "when" wants a
@@ -43,7 +47,7 @@ _ASKS_DURATION = re.compile(r"\bhow (long|soon|quickly|fast|far ahead|far in adv
 _ASKS_FREQUENCY = re.compile(r"\bhow (often|frequently)\b", re.I)
 _ASKS_AMOUNT = re.compile(r"\b(how (many|much|long|soon|far|fast|quickly|big)|what (percent|percentage|amount))\b", re.I)
 _ANSWER_TYPES = (
-    (_ASKS_PERSON, _PERSON_NAME),
+    (_ASKS_PERSON, _ROLE_OR_ADDRESS),
     (_ASKS_DATE, re.compile(rf"\b({_MONTH_OR_DAY})\b|\b\d{{1,2}}(st|nd|rd|th)\b|\b\d{{4}}\b"
                             r"|\b\d+\s*(days?|weeks?|months?|years?)\b|\banniversary\b", re.I)),
     (_ASKS_DURATION, re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|a|an|few)[\s-]+"
@@ -195,10 +199,12 @@ class ExtractiveGenerator:
         covered = set().union(*(c.terms | c.heading for c in picked))
         if weighted_coverage(weights, covered) >= 0.75:
             return None
-        wanted = _wanted(split_follow_up(part)[0])
+        asker = split_follow_up(part)[0]
+        wanted = _wanted(asker)
+        people = self.entities() if self.entities is not None and _ASKS_PERSON.search(asker) else None
 
         def fit(c: _Candidate) -> float:
-            typed = ANSWER_TYPE_BONUS if any(holds.search(c.text) for holds in wanted) else 0.0
+            typed = ANSWER_TYPE_BONUS if holds_answer(c.text, wanted, people) else 0.0
             found = PART_EVIDENCE_BONUS if number in c.answers_parts else 0.0
             return weighted_coverage(weights, c.terms | c.heading) + c.lexical / 4 + typed + found
 
@@ -234,7 +240,7 @@ class ExtractiveGenerator:
                 score = (weighted_coverage(weights, own) + 0.35 * weighted_coverage(weights, heading - own)
                          + 0.5 * float(chunk.get("relevance") or 0.0) - 0.05 * rank
                          - 0.1 * max(0.0, len(sentence) / 150 - 1.5))  # long rows win on overlap alone
-                typed = any(holds.search(sentence) for holds in wanted)
+                typed = holds_answer(sentence, wanted, gazetteer if _ASKS_PERSON.search(asker) else None)
                 if typed:
                     score += ANSWER_TYPE_BONUS
                 out.append(_Candidate(score, score, rank, position, sentence, chunk["chunk_id"], own, heading,
@@ -313,6 +319,13 @@ def _is_heading(sentence: str, heading: frozenset[str]) -> bool:
     title_case = (not LIST_ITEM.match(sentence) and len(text.split()) <= 8 and text[-1:] not in ".!?:" and not re.search(r"\d", text)
                   and all(w[:1].isupper() for w in text.split() if w.lower() not in STOPWORDS))
     return title_case or term_set(text) <= heading
+
+
+def holds_answer(sentence: str, wanted: list[re.Pattern], people: Gazetteer | None = None) -> bool:
+    """The sentence holds the kind of answer asked for; `people`, for a "who" question, adds
+    the persons the corpus names."""
+    return any(holds.search(sentence) for holds in wanted) or bool(
+        people is not None and people.mentions(sentence, where=lambda e: e.person))
 
 
 def _wanted(question: str) -> list[re.Pattern]:

@@ -277,6 +277,16 @@ def test_a_when_question_is_answered_with_the_sentence_that_holds_a_date():
     assert draft["answer"] == "Open enrollment happens in November."
 
 
+def test_a_who_question_is_answered_with_a_role_not_a_capitalised_title():
+    # 18F's daily check-in page: "Daily Check-in Tool" is a product, not a person
+    checkin = chunk("daily-checkin::about::0",
+                    "Open the Daily Check-in Tool each morning. "
+                    "Submitted answers are read by TTS leadership, including the Administrator.")
+    generator = ExtractiveGenerator(FakeRetriever([checkin]).vocabulary)  # word scores only
+    draft = generator.generate("who reads the answers I submit to the daily check-in?", [checkin], "")
+    assert draft["answer"].startswith("Submitted answers are read by TTS leadership")
+
+
 def test_the_verb_may_is_no_date():
     # "you may" is everywhere in policy text; read as the month it made every such sentence a date
     summer = chunk("benefits::summer-hours::0",
