@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 from .loaders import SUFFIXES, UnreadableFile, is_sidecar, read_markdown
-from .text import LIST_ITEM
+from .text import item_lines
 
 log = logging.getLogger(__name__)
 
@@ -374,7 +374,7 @@ def _split_long(block: str, limit: int) -> list[str]:
     header = lines[:2] if len(lines) > 2 and re.fullmatch(r"[|:\-\s]+", lines[1]) else []
     pieces, joiner = lines[len(header):], "\n"
     if not _FENCE.match(lines[0]):  # code may be cut at any line
-        pieces = _items(pieces)
+        pieces = ["\n".join(item) for item in item_lines(pieces)]
         if len(pieces) == 1 and not header:
             pieces, joiner = re.split(r"(?<=[.!?])\s+", pieces[0]), " "
     out, current = [], []
@@ -386,17 +386,6 @@ def _split_long(block: str, limit: int) -> list[str]:
     if current:
         out.append(joiner.join(header + current))
     return out
-
-
-def _items(lines: list[str]) -> list[str]:
-    """List items and table rows, each with the lines it wraps onto."""
-    items: list[str] = []
-    for line in lines:
-        if items and not LIST_ITEM.match(line):
-            items[-1] += "\n" + line
-        else:
-            items.append(line)
-    return items
 
 
 def _windows(paragraphs: list[str], limit: int) -> list[str]:

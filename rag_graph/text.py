@@ -90,6 +90,9 @@ def _cells(row: str) -> list[str]:
     return [cell.strip() for cell in row.strip().strip("|").split("|")]
 
 
+ROW_CHARS = 300  # a table row longer than this is answered cell by cell ("Lead SRE (L4) — Leadership: …")
+
+
 def _table_sentences(lines: list[str]) -> list[str]:
     """One sentence per table row, each value paired with its column header, so that
     "Storage | 10 GB | 100 GB | 1 TB" still says which plan gets 1 TB."""
@@ -100,21 +103,31 @@ def _table_sentences(lines: list[str]) -> list[str]:
     out = []
     for row in rows[2:]:
         cells = _cells(row)
-        if header[0]:
+        if sum(map(len, cells)) > ROW_CHARS:  # a wide row of prose: one sentence per cell
+            label = cells[0].strip("*_ ")
+            out.extend(f"{header[n]} — {label}: {value}" if label else f"{header[n]}: {value}"
+                       for n, value in enumerate(cells[1:len(header)], 1) if value)
+        elif header[0]:
             out.append("; ".join(f"{h}: {v}" for h, v in zip(header, cells) if v))
         else:  # first column names the row: "Storage — Starter: 10 GB; Team: 100 GB; …"
             out.append(f"{cells[0]} — " + "; ".join(f"{h}: {v}" for h, v in zip(header[1:], cells[1:]) if v))
     return out
 
 
-def _items(lines: list[str]) -> list[str]:
-    items: list[str] = []
+def item_lines(lines: list[str]) -> list[list[str]]:
+    """Lines grouped into list items and table rows, each with the lines it wraps onto
+    (hard-wrapped Markdown); lines before the first item form one group."""
+    items: list[list[str]] = []
     for line in lines:
         if items and not LIST_ITEM.match(line):
-            items[-1] += " " + line.strip()  # a list item wrapped onto the next line
+            items[-1].append(line)
         else:
-            items.append(line.strip())
+            items.append([line])
     return items
+
+
+def _items(lines: list[str]) -> list[str]:
+    return [" ".join(line.strip() for line in item) for item in item_lines(lines)]
 
 
 @lru_cache(maxsize=4096)

@@ -287,6 +287,21 @@ def test_a_who_question_is_answered_with_a_role_not_a_capitalised_title():
     assert draft["answer"].startswith("Submitted answers are read by TTS leadership")
 
 
+def test_a_wide_table_row_is_answered_with_the_cell_asked_about():
+    # 37signals' career ladders: one row per skill, one column of prose per level
+    ladder = chunk("titles-for-ops::titles-for-ops::7",
+                   "| Category | Junior SRE (L1) | Senior SRE (L3) | Lead SRE (L4) |\n| ----- | ----- | ----- | ----- |\n"
+                   "| *Leadership* | Articulates thoughts clearly, listens actively, and problem solves with others. "
+                   "| Provides guidance to teammates, and can act as an unofficial mentor to new SREs. Works well with anyone. "
+                   "| Acts as a mentor and coach, and provides regular, useful, constructive feedback to teammates. "
+                   "Capable of managing 2-3 L1-L3 SREs. Helps define performance standards. |",
+                   title="Titles for Ops", section="Titles for Ops")
+    generator = ExtractiveGenerator(FakeRetriever([ladder]).vocabulary)
+    draft = generator.generate("how many SREs can a Lead SRE manage?", [ladder], "")
+    assert draft["answer"].startswith("Lead SRE (L4) — Leadership: Acts as a mentor") and "2-3" in draft["answer"]
+    assert "Junior SRE" not in draft["answer"] and "Senior SRE" not in draft["answer"]
+
+
 def test_the_verb_may_is_no_date():
     # "you may" is everywhere in policy text; read as the month it made every such sentence a date
     summer = chunk("benefits::summer-hours::0",
