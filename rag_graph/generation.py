@@ -165,18 +165,19 @@ class ExtractiveGenerator:
             answer = self._best_for(number, part, candidates, picked)
             if answer is not None:
                 picked.append(answer)
-        out, length = [], 0
         subjects = {c["chunk_id"]: document_subject(c["title"]) for c in context}
         several = len({subjects[c.chunk_id] for c in picked}) > 1
-        for candidate in sorted(picked, key=lambda c: (c.rank, c.position)):
+        kept, length = [], 0
+        for candidate in picked:  # best first: what does not fit is what matters least
             text = clean_sentence(candidate.text)
             subject = subjects[candidate.chunk_id]
             if several and not term_set(subject) <= candidate.terms:
                 text = f"{subject}: {text}"  # answers from several documents say which is which
-            if out and length + len(text) > MAX_ANSWER_CHARS:
-                break
-            out.append({"text": text, "chunk_ids": [candidate.chunk_id]})
+            if kept and length + len(text) > MAX_ANSWER_CHARS:
+                continue
+            kept.append((candidate, text))
             length += len(text) + 1
+        out = [{"text": text, "chunk_ids": [c.chunk_id]} for c, text in sorted(kept, key=lambda k: (k[0].rank, k[0].position))]
         return {"answer": " ".join(s["text"] for s in out), "sentences": out}
 
     def _weights(self, question: str) -> dict[str, float]:

@@ -302,6 +302,23 @@ def test_a_wide_table_row_is_answered_with_the_cell_asked_about():
     assert "Junior SRE" not in draft["answer"] and "Senior SRE" not in draft["answer"]
 
 
+def test_the_best_sentence_is_never_the_one_cut_for_length():
+    # The cell before the best one joins it as its "rule"; both do not fit in an answer, and
+    # the best one, coming later in the table, used to be the one dropped.
+    senior = ("WEB: You're proficient in writing modern HTML/CSS and Javascript. You're comfortable working in the "
+              "Rails codebase, applying your designs and interactions to implemented code. You expect to write "
+              "views and partials yourself, and you review the Javascript that others write for your screens. ")
+    lead = ("WEB: You're proficient in modern HTML/CSS and write clear Javascript using Stimulus, our framework. "
+            "You are comfortable in the Rails codebase, able to stub basic flows and wire-up views. You contribute "
+            "to improving our front-end conventions and help others write Javascript the way we expect. ")
+    ladder = chunk("titles-for-designers::titles-for-designers::4",
+                   "| Category | Senior Designer (L3) | Lead Designer (L4) |\n| ----- | ----- | ----- |\n"
+                   f"| *Technical* | {senior} | {lead} |", title="Titles for Designers", section="Titles for Designers")
+    generator = ExtractiveGenerator(FakeRetriever([ladder]).vocabulary)
+    draft = generator.generate("what Javascript framework are lead designers expected to write with?", [ladder], "")
+    assert "Stimulus" in draft["answer"]
+
+
 def test_the_verb_may_is_no_date():
     # "you may" is everywhere in policy text; read as the month it made every such sentence a date
     summer = chunk("benefits::summer-hours::0",
