@@ -16,7 +16,7 @@ from typing import Callable
 from .entities import Gazetteer
 from .nodes.evidence import query_weights
 from .nodes.query import split_follow_up
-from .text import LIST_ITEM, STOPWORDS, lists, sentences, term_set, terms, weighted_coverage, words
+from .text import LIST_ITEM, STOPWORDS, lists, sentences, table_sentences, term_set, terms, weighted_coverage, words
 
 MAX_SENTENCES = 3
 MAX_ANSWER_CHARS = 600
@@ -114,6 +114,7 @@ class _Candidate:
     answers_parts: tuple[int, ...] = ()  # sub-questions whose own search found its chunk first
     typed: bool = False  # holds the kind of answer asked for (a date for "when")
     last: int = -1  # the position of the last sentence it holds (a lead-in holds its list)
+    tabular: bool = False  # a table's row or cell: its neighbours are siblings, not its context
 
     def __post_init__(self):
         self.last = max(self.last, self.position)
@@ -229,7 +230,7 @@ class ExtractiveGenerator:
             for position, sentence in enumerate(parts):
                 if _PLACEHOLDER.search(sentence) or _FORM_FIELD.match(sentence):
                     continue
-                last = position
+                last, tabular = position, sentence in table_sentences(chunk["body"])
                 if sentence.endswith(":"):
                     sentence, last = with_list(sentence, lists(chunk["body"]).get(sentence, ()), parts, position, asked)
                 sentence = _TEMPLATE_TAG.sub(" ", sentence).strip()
@@ -245,7 +246,7 @@ class ExtractiveGenerator:
                 if typed:
                     score += ANSWER_TYPE_BONUS
                 out.append(_Candidate(score, score, rank, position, sentence, chunk["chunk_id"], own, heading,
-                                      tuple(chunk.get("answers_parts") or ()), typed, last))
+                                      tuple(chunk.get("answers_parts") or ()), typed, last, tabular))
         return out
 
     @staticmethod
@@ -257,7 +258,7 @@ class ExtractiveGenerator:
         # The next sentence of the same passage often finishes the thought.
         after = sorted((c for c in candidates if c.rank == best.rank and c.position > best.last),
                        key=lambda c: c.position)
-        follower = after[0] if after and after[0].position == best.last + 1 else None
+        follower = after[0] if after and after[0].position == best.last + 1 and not best.tabular else None
         if best.text.rstrip().endswith(":"):
             # A lead-in ("…a payroll deduction for medical insurance:") means nothing without what
             # follows it: of a list, the item that answers the question.
@@ -286,7 +287,7 @@ class ExtractiveGenerator:
         # question has the better claim to the room.
         before = next((c for c in candidates if c.rank == best.rank and c.position == best.position - 1), None)
         own = {t: w for t, w in weights.items() if t in asked}
-        if (others and len(picked) < MAX_SENTENCES and before is not None and before not in picked
+        if (others and len(picked) < MAX_SENTENCES and before is not None and before not in picked and not best.tabular
                 and before.score >= 0.5 * best.score and own
                 and weighted_coverage(own, before.terms) >= 0.5 * weighted_coverage(own, best.terms)
                 and (before.typed or not best.typed) and not before.text.rstrip().endswith(":")):

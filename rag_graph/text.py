@@ -150,6 +150,14 @@ def lists(text: str) -> dict[str, tuple[str, ...]]:
 
 
 @lru_cache(maxsize=4096)
+def table_sentences(text: str) -> frozenset[str]:
+    """The sentences `sentences` makes of the text's tables: rows, or the cells of wide rows."""
+    tables = ([line for line in block.splitlines() if line.lstrip().startswith("|")]
+              for block in re.split(r"\n\s*\n", text))
+    return frozenset(sentence for table in tables if len(table) >= 2 for sentence in _table_sentences(table))
+
+
+@lru_cache(maxsize=4096)
 def sentences(text: str) -> tuple[str, ...]:
     """Sentences of a markdown body; list items and table rows count as sentences of their own."""
     out = []

@@ -319,6 +319,16 @@ def test_the_best_sentence_is_never_the_one_cut_for_length():
     assert "Stimulus" in draft["answer"]
 
 
+def test_the_next_table_row_is_a_sibling_not_the_rest_of_the_answer():
+    people = chunk("people::directory::0",
+                   "| Name | Role | Joined |\n| --- | --- | --- |\n"
+                   "| Ines Castellano | Head of People | March 2019 |\n| Leila Haddad | Head of Support | May 2020 |",
+                   title="People directory", section="People directory")
+    generator = ExtractiveGenerator(FakeRetriever([people]).vocabulary)
+    draft = generator.generate("when did our Head of People join?", [people], "")
+    assert "March 2019" in draft["answer"] and "Leila Haddad" not in draft["answer"]
+
+
 def test_the_verb_may_is_no_date():
     # "you may" is everywhere in policy text; read as the month it made every such sentence a date
     summer = chunk("benefits::summer-hours::0",
