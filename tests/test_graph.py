@@ -510,6 +510,23 @@ def test_the_quantity_a_question_asks_for_is_no_word_the_evidence_must_hold(embe
     assert state["final_output"]["status"] == "answered" and "$25" in state["final_output"]["answer"]
 
 
+def test_what_the_asker_does_is_no_word_the_evidence_must_hold(embedder):
+    """"When do I hit the max…" : the handbook says "max out", never "hit". What the asker does
+    (the word after "I", or after "have to") is said in the documents' own words, so its absence
+    is neither weak evidence nor a knowledge gap (on 37signals this turned five declines of
+    answerable questions into answers, and declined no fewer unanswerable ones)."""
+    shares = chunk("benefits::profit-sharing::1", "You accrue one share per month, and you max out your shares "
+                   "after 6 years of working at the company.", similarity=0.45,
+                   title="Benefits", section="Employee profit sharing")
+    others = [chunk(f"benefits::other::{i}", text, similarity=0.2, title="Benefits", section="Other")
+              for i, text in enumerate(["Health insurance starts on your first day.",
+                                        "The company pays for a home office setup once.",
+                                        "Sabbaticals are taken every three years.",
+                                        "Vacation rolls over up to a maximum bank of 27 days."])]
+    state = run(embedder, "when do I hit the max number of shares?", FakeRetriever([shares, *others]))
+    assert state["final_output"]["status"] == "answered" and "6 years" in state["final_output"]["answer"]
+
+
 def test_a_how_long_question_is_answered_with_a_duration(embedder):
     """"How long does that take?" (after asking who decides an accommodation request) wants a
     span of time: "within three calendar days", not the sentence naming "Form 3676", which

@@ -58,9 +58,23 @@ FRAME_WORDS = frozenset(terms(
     "cap limit maximum max minimum min number amount total long"))
 
 
+# What the asker does ("when do I hit…", "before I buy…", "I have to sign…"): the word after a
+# personal pronoun or after "want to", "have to"…. Documents say it in their own words ("hit the
+# max" is "max out"), so it is neither the question's subject nor a gap. A modal is no cue:
+# "can contractors…" puts the subject after it.
+_ASKER_DOES = re.compile(r"\b(?:i|we|you|they|he|she|(?:want|need|have|has|going|able|allowed|ok|okay|supposed|"
+                         r"expected|how|plan|try) to)\s+(?=([a-z]+)\b)", re.I)
+
+
+def subject_weights(query: str, vocabulary) -> dict[str, float]:
+    """The query's term weights without the words that frame it or say what the asker does."""
+    does = {t for word in _ASKER_DOES.findall(query) for t in terms(word)}
+    return {t: w for t, w in query_weights(query, vocabulary).items() if t not in FRAME_WORDS and t not in does}
+
+
 def uncovered_terms(query: str, chunks: list[dict], vocabulary, min_share: float = 0.2) -> list[str]:
     """Query words that carry real weight yet occur in none of the chunks."""
-    weights = {t: w for t, w in query_weights(query, vocabulary).items() if t not in FRAME_WORDS}
+    weights = subject_weights(query, vocabulary)
     total = sum(weights.values()) or 1.0
     seen = set().union(*(term_set(c["text"]) for c in chunks)) if chunks else set()
     stems = [t for t, w in weights.items() if t not in seen and w / total >= min_share]

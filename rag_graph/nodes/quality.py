@@ -6,7 +6,7 @@ from langgraph.runtime import Runtime
 from ..context import Deps
 from ..state import State
 from ..text import sentences, term_set, weighted_coverage
-from .evidence import (FRAME_WORDS, foreign_terms, names_a_subject, query_weights, relevance_scores,
+from .evidence import (foreign_terms, names_a_subject, query_weights, relevance_scores, subject_weights,
                        uncovered_terms, values)
 
 MIN_COVERAGE = 0.5  # a chunk below the similarity threshold survives if it holds half the query
@@ -112,7 +112,7 @@ def assess_context_quality(state: State, runtime: Runtime[Deps]) -> dict:
 def subject_coverage(query: str, chunk: dict, vocabulary) -> float:
     """The share of the question's weight the chunk holds, not counting the words that only
     frame it ("policy", "cap", "how long"): what the question is about."""
-    weights = {t: w for t, w in query_weights(query, vocabulary).items() if t not in FRAME_WORDS}
+    weights = subject_weights(query, vocabulary)
     return weighted_coverage(weights, term_set(chunk["text"])) if weights else chunk["coverage"]
 
 
