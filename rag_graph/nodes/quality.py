@@ -111,7 +111,8 @@ def assess_context_quality(state: State, runtime: Runtime[Deps]) -> dict:
 
 def subject_coverage(query: str, chunk: dict, vocabulary) -> float:
     """The share of the question's weight the chunk holds, not counting the words that only
-    frame it ("policy", "cap", "how long"): what the question is about."""
+    frame it ("policy", "cap", "how long") or say what the asker does ("hit", "sign"): what the
+    question is about."""
     weights = subject_weights(query, vocabulary)
     return weighted_coverage(weights, term_set(chunk["text"])) if weights else chunk["coverage"]
 
