@@ -223,14 +223,15 @@ class ExtractiveGenerator:
         asker = split_follow_up(question)[0]
         wanted, asked = _wanted(asker), set(terms(asker))
         gazetteer = self.entities() if self.entities is not None else None
+        people = gazetteer if _ASKS_PERSON.search(asker) else None
         out = []
         for rank, chunk in enumerate(context):
             heading = term_set(f"{chunk['title']} {chunk.get('section', '')}")
-            parts = sentences(chunk["body"])
+            parts, tables = sentences(chunk["body"]), table_sentences(chunk["body"])
             for position, sentence in enumerate(parts):
                 if _PLACEHOLDER.search(sentence) or _FORM_FIELD.match(sentence):
                     continue
-                last, tabular = position, sentence in table_sentences(chunk["body"])
+                last, tabular = position, sentence in tables
                 if sentence.endswith(":"):
                     sentence, last = with_list(sentence, lists(chunk["body"]).get(sentence, ()), parts, position, asked)
                 sentence = _TEMPLATE_TAG.sub(" ", sentence).strip()
@@ -242,7 +243,7 @@ class ExtractiveGenerator:
                 score = (weighted_coverage(weights, own) + 0.35 * weighted_coverage(weights, heading - own)
                          + 0.5 * float(chunk.get("relevance") or 0.0) - 0.05 * rank
                          - 0.1 * max(0.0, len(sentence) / 150 - 1.5))  # long rows win on overlap alone
-                typed = holds_answer(sentence, wanted, gazetteer if _ASKS_PERSON.search(asker) else None)
+                typed = holds_answer(sentence, wanted, people)
                 if typed:
                     score += ANSWER_TYPE_BONUS
                 out.append(_Candidate(score, score, rank, position, sentence, chunk["chunk_id"], own, heading,
