@@ -559,3 +559,34 @@ def test_a_list_of_form_fields_is_never_carried_into_an_answer(embedder):
     generator = ExtractiveGenerator(FakeRetriever([contract]).vocabulary, embedder)
     draft = generator.generate("who signs the agreement on behalf of the company?", [contract], "")
     assert "[Name]" not in draft["answer"] and "Title: CEO" not in draft["answer"]
+
+
+def test_a_hyphenated_word_the_documents_write_apart_is_no_knowledge_gap(embedder):
+    """"part-time" where the handbook says "part time": the joined form is a word no chunk holds,
+    so it read as the rarest term of the question and as the gap ("Nothing … covers “parttim”"),
+    and 37signals' "can I pick up part-time freelance work…?" was declined. Its parts carry it."""
+    ok = chunk("moonlighting::ok::0", "An occasional side gig, free or paid, for someone you know, such as "
+               "building a friend's software. A side business that's different from your day job, as "
+               "long as it is only a few hours a week.", similarity=0.4, title="A Note About Moonlighting",
+               section="OK")
+    not_ok = chunk("moonlighting::not-ok::0", "You can't work full time or part time for another company "
+                   "in our industry. Consult for other companies in our industry where there may be a "
+                   "conflict of interest.", similarity=0.44, title="A Note About Moonlighting", section="Not OK")
+    others = [chunk(f"benefits::other::{i}", text, similarity=0.2, title="Benefits", section="Other")
+              for i, text in enumerate(["Health insurance starts on your first day.",
+                                        "The company pays for a home office setup once.",
+                                        "Sabbaticals are taken every three years."])]
+    # One pass: the question's own words against the evidence (a rewrite could vouch for it too).
+    state = run(embedder, "can I pick up a part-time gig for another software company?",
+                FakeRetriever([not_ok, ok, *others]), max_retrieval_attempts=1)
+    out = state["final_output"]
+    assert out["status"] == "answered", out["knowledge_gap"]
+    assert "part time for another company" in out["answer"]
+
+
+def test_a_gap_names_a_hyphenated_word_as_the_asker_wrote_it():
+    from rag_graph.nodes.evidence import uncovered_terms
+    evidence = [chunk("travel::bikes::0", "Bicycles can be stored in the basement racks.")]
+    vocabulary = ({"bicycl": 1, "ebik": 1, "e": 1, "bik": 2, "store": 1}, 4)
+    gaps = uncovered_terms("can I charge my e-bike at the office?", evidence, vocabulary)
+    assert "e-bike" in gaps and "ebik" not in gaps and "ebike" not in gaps

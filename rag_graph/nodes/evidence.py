@@ -19,9 +19,18 @@ from ..text import words as _words
 WEIGHTS = (0.59, 0.35, 0.06)
 
 
+_HYPHENATED = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
+
+
 def query_weights(query: str, vocabulary: tuple[dict[str, int], int]) -> dict[str, float]:
+    """Rarity weight of each of the query's terms. A hyphenated word the corpus never writes
+    joined ("part-time" where documents say "part time") counts as its parts only: its joined
+    form would be a word no chunk can contain, the rarest term of the query and a false gap."""
     frequency, total = vocabulary
-    return {term: idf(frequency.get(term, 0), total) for term in dict.fromkeys(terms(query))}
+    unwritten = {t for word in _HYPHENATED.findall(query) for t in terms(word.replace("-", ""))
+                 if t not in frequency}
+    return {term: idf(frequency.get(term, 0), total) for term in dict.fromkeys(terms(query))
+            if term not in unwritten}
 
 
 def relevance_scores(query: str, chunks: list[dict], vocabulary) -> list[dict]:
@@ -78,11 +87,12 @@ def uncovered_terms(query: str, chunks: list[dict], vocabulary, min_share: float
     total = sum(weights.values()) or 1.0
     seen = set().union(*(term_set(c["text"]) for c in chunks)) if chunks else set()
     stems = [t for t, w in weights.items() if t not in seen and w / total >= min_share]
-    originals = {}
-    for word in re.findall(r"[^\W_]+", query.lower()):
-        for t in stems:
-            if terms(word) == [t]:
-                originals.setdefault(t, word)
+    originals = {}  # each stem as the asker wrote it, "wi-fi" included
+    for token in re.findall(r"[^\W_]+(?:-[^\W_]+)*", query.lower()):
+        for word in (token, *token.split("-")):
+            for t in stems:
+                if terms(word.replace("-", "")) == [t]:
+                    originals.setdefault(t, word)
     return [originals.get(t, t) for t in stems]
 
 
