@@ -42,7 +42,7 @@ def words(text: str) -> list[str]:
 
 # Counts of terms stored with an index are only valid for the stemmer that counted them: a
 # change to `stem` bumps this, and an index counted with another version is counted again.
-STEMMER_VERSION = 2
+STEMMER_VERSION = 3
 
 
 @lru_cache(maxsize=65536)  # a question's texts repeat the same few thousand words
@@ -50,11 +50,14 @@ def stem(word: str) -> str:
     """A deliberately crude suffix stripper: enough to match 'vacations'/'vacation', 'paid'/'pays'.
     A word and its inflections must reach the same stem: 'policies' is 'policy' before the
     suffixes go, and final e's go after them ('delete', 'deleting', 'deleted' -> 'delet');
-    without this the evidence that says "deleting" did not hold the asker's "delete"."""
+    without this the evidence that says "deleting" did not hold the asker's "delete". The s of
+    'class', 'bonus' or 'access' is no plural: it stays, as 'classes' keeps it."""
     if word.endswith(("ies", "ied")) and len(word) > 5:
         word = word[:-3] + "y"
     for suffix in ("ations", "ation", "ments", "ment", "ingly", "ings", "ing", "edly",
                    "ers", "er", "ed", "es", "s", "ly"):
+        if suffix == "s" and word.endswith(("ss", "us")):
+            continue
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)]
             break

@@ -590,3 +590,17 @@ def test_a_gap_names_a_hyphenated_word_as_the_asker_wrote_it():
     vocabulary = ({"bicycl": 1, "ebik": 1, "e": 1, "bik": 2, "store": 1}, 4)
     gaps = uncovered_terms("can I charge my e-bike at the office?", evidence, vocabulary)
     assert "e-bike" in gaps and "ebik" not in gaps and "ebike" not in gaps
+
+
+def test_a_word_whose_s_is_no_plural_matches_its_plural():
+    """'bonus' and 'bonuses', 'serious' and 'seriously', 'class' and 'classes' are one term: the
+    stemmer took the s of 'bonus' for a plural ('bonu'), so evidence on "bonuses" read as silent
+    about the asker's "bonus", a false knowledge gap (on 37signals, "seriously ill" likewise
+    missed the Massachusetts rule on "a serious health condition")."""
+    from rag_graph.nodes.evidence import uncovered_terms
+    from rag_graph.text import stem
+    assert stem("serious") == stem("seriously") and stem("class") == stem("classes")
+    assert stem("access") == stem("accessed") and stem("status") == stem("statuses")
+    evidence = [chunk("people::referrals::0", "Referral bonuses are paid once the new hire has stayed 90 days.")]
+    vocabulary = ({stem("referral"): 1, stem("bonuses"): 1, stem("paid"): 2, stem("hire"): 1, stem("day"): 2}, 4)
+    assert uncovered_terms("when is the referral bonus paid?", evidence, vocabulary) == []
