@@ -42,7 +42,7 @@ def words(text: str) -> list[str]:
 
 # Counts of terms stored with an index are only valid for the stemmer that counted them: a
 # change to `stem` bumps this, and an index counted with another version is counted again.
-STEMMER_VERSION = 3
+STEMMER_VERSION = 4
 
 
 @lru_cache(maxsize=65536)  # a question's texts repeat the same few thousand words
@@ -51,13 +51,20 @@ def stem(word: str) -> str:
     A word and its inflections must reach the same stem: 'policies' is 'policy' before the
     suffixes go, and final e's go after them ('delete', 'deleting', 'deleted' -> 'delet');
     without this the evidence that says "deleting" did not hold the asker's "delete". The s of
-    'class', 'bonus' or 'access' is no plural: it stays, as 'classes' keeps it."""
+    'class', 'bonus' or 'access' is no plural: it stays, as 'classes' keeps it. Nor is every
+    'ly' an adverb's: 'apply', 'supply' and 'early' keep it ('apply' was 'app', the software),
+    and 'easily' is 'easy'."""
     if word.endswith(("ies", "ied")) and len(word) > 5:
         word = word[:-3] + "y"
     for suffix in ("ations", "ation", "ments", "ment", "ingly", "ings", "ing", "edly",
                    "ers", "er", "ed", "es", "s", "ly"):
         if suffix == "s" and word.endswith(("ss", "us")):
             continue
+        if suffix == "ly" and (word.endswith("ply") or len(word) < 6):
+            continue
+        if suffix == "ly" and word.endswith("ily"):
+            word = word[:-3] + "y"
+            break
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)]
             break

@@ -604,3 +604,18 @@ def test_a_word_whose_s_is_no_plural_matches_its_plural():
     evidence = [chunk("people::referrals::0", "Referral bonuses are paid once the new hire has stayed 90 days.")]
     vocabulary = ({stem("referral"): 1, stem("bonuses"): 1, stem("paid"): 2, stem("hire"): 1, stem("day"): 2}, 4)
     assert uncovered_terms("when is the referral bonus paid?", evidence, vocabulary) == []
+
+
+def test_apply_is_not_the_app():
+    """'ly' is stripped from adverbs only: 'apply' became 'app', so a chunk about "the app" held
+    the asker's "apply" and ranked as if it said how to apply."""
+    from rag_graph.nodes.evidence import relevance_scores
+    from rag_graph.text import stem
+    assert stem("apply") == stem("applies") == stem("applied") != stem("app")
+    assert stem("easily") == stem("easy") and stem("monthly") == stem("month") and stem("early") != stem("ear")
+    app = chunk("tools::mobile::0", "Install the app on your phone to see your permit.", similarity=0.5)
+    form = chunk("facilities::parking::0", "Fill out the permit form to get a parking spot.", similarity=0.5)
+    vocabulary = ({stem("app"): 1, stem("apply"): 1, stem("permit"): 2, stem("parking"): 1}, 10)
+    ranked = relevance_scores("how do I apply for a parking permit?", [app, form], vocabulary)
+    assert ranked[0]["chunk_id"] == "facilities::parking::0"
+    assert ranked[1]["coverage"] < ranked[0]["coverage"]
