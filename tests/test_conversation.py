@@ -125,6 +125,20 @@ def test_the_compared_side_does_not_inherit_the_other_side_s_name():
     assert len(parts) == 2 and "Lead SRE" in parts[1] and "Designer" not in parts[1]
 
 
+def test_the_compared_side_takes_the_place_of_the_other_not_a_seat_beside_it():
+    """"…a cheap training course versus a pricey conference": the second part asks about the
+    conference alone. It used to trail the whole first part ("a pricey conference how early do I
+    need to ask for a cheap training course"), and was searched for the course it is not about."""
+    from rag_graph.nodes.decomposition import split_question
+
+    assert split_question("how early do I need to ask for a cheap training course versus a pricey conference?") == [
+        "how early do I need to ask for a cheap training course", "how early do I need to ask for a pricey conference"]
+    assert split_question("If I leave GSA, what happens to my regular comp time versus my travel comp time?")[1] == (
+        "If I leave GSA, what happens to my travel comp time")
+    assert split_question("how many reports can a Lead Designer handle compared to a Lead SRE?")[1] == (
+        "how many reports can a Lead SRE handle")
+
+
 def test_a_comparison_of_two_products_gets_each_its_own_sentence(engine):
     state = engine.run("How does the Standard tier of Skyline Analytics compare with Harbor Sync?")
     assert len(state["sub_questions"]) == 2

@@ -89,7 +89,7 @@ def _comparison(question: str, gazetteer: Gazetteer | None) -> list[str]:
     sides = _COMPARED.split(question, maxsplit=1)
     if len(sides) == 2:
         left, right = sides[0], sides[1].strip(" ?")
-        return [left, f"{right} {_inherited(left, right, gazetteer)}"]
+        return [left, _same_slot(left, right) or f"{right} {_inherited(left, right, gazetteer)}"]
     if gazetteer is None:
         return []
     mentions = gazetteer.mentions(question)
@@ -122,6 +122,30 @@ def _inherited(left: str, right: str, gazetteer: Gazetteer | None) -> str:
                 drop.add(j)
                 j += step
     return " ".join(w for i, w in enumerate(tokens) if i not in drop)
+
+
+_LEADS = frozenset("a an the my our your their his her its".split())
+
+
+def _same_slot(left: str, right: str) -> str | None:
+    """"…ask for a cheap training course versus a pricey conference": a right side that opens
+    like a phrase of the left ("a", "my") takes that phrase's place, the last one there: "…ask
+    for a pricey conference", not the whole left side after it, the other side's words and all.
+    The phrase ends at its last word the right side stands in for ("a Lead Designer handle"
+    against "a Lead SRE": "a Lead SRE handle"), else at the end of the left side."""
+    lead = right.split()[0].lower() if right.split() else ""
+    slots = [m for m in re.finditer(rf"\b{lead}\b", left, re.I) if m.start() > 0] if lead in _LEADS else []
+    if not slots:
+        return None
+    start = slots[-1].start()
+    after = list(re.finditer(r"\S+", left[slots[-1].end():]))
+    stands_for = [i for i, m in enumerate(after) if m.group().lower() not in STOPWORDS and _parallel(m.group(), right)]
+    if not stands_for:
+        return f"{left[:start]}{right}"
+    last = stands_for[-1]
+    while last + 1 < len(after) and after[last + 1].group()[:1].isupper():  # the rest of a name
+        last += 1
+    return f"{left[:start]}{right}{left[slots[-1].end() + after[last].end():]}"
 
 
 def _parallel(word: str, right: str) -> bool:
