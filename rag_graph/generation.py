@@ -34,6 +34,7 @@ _ASKS_PERSON = re.compile(r"\bwho(m|se)?\b", re.I)
 _ROLE_OR_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+\.\w+|\b(supervisors?|managers?|directors?|team|office|officers?|"
                               r"coordinators?|administrators?|leads?|desk|department|HR|people ops|staff|committee|"
                               r"specialists?|representatives?)\b", re.I)
+_EXAMPLE = re.compile(r"\W*(?:for example|for instance|e\.g\.|example:)", re.I)
 _OPENING_PRONOUN = re.compile(r"^(?P<pronoun>She|He|Her|His)\b(?P<rest>.*)$", re.S)
 
 # What kind of answer the question asks for, and the sentences that hold one: a "when" wants a
@@ -253,7 +254,8 @@ class ExtractiveGenerator:
     @staticmethod
     def _pick(pool: list[_Candidate], candidates: list[_Candidate], weights: dict[str, float],
               others: bool, asked: set[str]) -> list[_Candidate]:
-        best = pool[0]
+        # An example ("For example, someone from GitHub can…") illustrates a rule; it is not one.
+        best = next((c for c in pool if not _EXAMPLE.match(c.text)), pool[0])
         picked, covered = [best], set(best.terms)
         total = sum(weights.values()) or 1.0
         # The next sentence of the same passage often finishes the thought.
@@ -271,7 +273,7 @@ class ExtractiveGenerator:
             picked.append(follower)
             covered |= follower.terms
         # A sentence from elsewhere must answer another part of the question.
-        for candidate in pool[1:] if others else []:
+        for candidate in [c for c in pool if c is not best] if others else []:
             if len(picked) >= MAX_SENTENCES:
                 break
             adds = sum(weights[t] for t in candidate.terms if t in weights and t not in covered)

@@ -619,3 +619,19 @@ def test_apply_is_not_the_app():
     ranked = relevance_scores("how do I apply for a parking permit?", [app, form], vocabulary)
     assert ranked[0]["chunk_id"] == "facilities::parking::0"
     assert ranked[1]["coverage"] < ranked[0]["coverage"]
+
+
+def test_an_example_is_not_the_rule_it_illustrates(embedder):
+    """"For example: you went on FMLA for 4 weeks … to care for a seriously ill family member"
+    shares the most words with "how much unpaid time under FMLA to care for a sick parent?", yet
+    it illustrates the rule; the rule is the answer (18F's FMLA page)."""
+    fmla = chunk("travel-and-leave/fmla::how-fmla-works::0",
+                 "You can use 12 unpaid weeks of FMLA every 52 weeks. The 12 weeks are rolling, and are refilled a "
+                 "year to the day you first went on FMLA status.\n\nEach time you use FMLA, it counts toward the 12 "
+                 "week/480 hour allotment.\n\n* For example: you went on FMLA for 4 weeks in March 2022 to care for "
+                 "a seriously ill family member, and you used your accrued Sick Leave in order to be paid during "
+                 "those 4 weeks. You will only have 8 weeks of FMLA available until March 2023.",
+                 title="Family Medical Leave Act (FMLA)", section="How FMLA works", relevance=0.6)
+    generator = ExtractiveGenerator(FakeRetriever([fmla]).vocabulary, embedder)
+    draft = generator.generate("how much unpaid time under FMLA can I take to care for a sick parent?", [fmla], "")
+    assert "12 unpaid weeks" in draft["answer"] and not draft["answer"].startswith("For example"), draft["answer"]
