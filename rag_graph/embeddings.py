@@ -50,6 +50,10 @@ def _load_model(name: str):
 
 _build_lock = threading.Lock()
 _workers = 1  # batches encoded at once: every core inside `all_cores`, else one
+# A question-time call with this many texts (the synonym check's 10-30 single words, about 1 ms
+# each on one thread) is split into one batch per core: ONNX Runtime runs them side by side on
+# one thread each, so nothing spins, and a busy machine only queues them.
+SPLIT_AT = 8
 
 
 @contextmanager
@@ -101,7 +105,11 @@ class Embedder:
             return np.zeros((0, self.dimension), dtype=np.float32)
         model = self.model  # loads the ONNX encoder too, when the model has one
         if self._onnx is not None:
-            return self._onnx.encode(texts, self.batch_size, _workers)
+            workers, batch = _workers, self.batch_size
+            if workers == 1 and len(texts) >= SPLIT_AT:
+                workers = os.cpu_count() or 1
+                batch = -(-len(texts) // workers)
+            return self._onnx.encode(texts, batch, workers)
         vectors = model.encode(
             texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
             show_progress_bar=False,
