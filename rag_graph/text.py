@@ -47,7 +47,7 @@ STEMMER_VERSION = 4
 
 @lru_cache(maxsize=65536)  # a question's texts repeat the same few thousand words
 def stem(word: str) -> str:
-    """A deliberately crude suffix stripper: enough to match 'vacations'/'vacation', 'paid'/'pays'.
+    """A deliberately crude suffix stripper: enough to match 'vacations'/'vacation', 'pays'/'paying'.
     A word and its inflections must reach the same stem: 'policies' is 'policy' before the
     suffixes go, and final e's go after them ('delete', 'deleting', 'deleted' -> 'delet');
     without this the evidence that says "deleting" did not hold the asker's "delete". The s of
