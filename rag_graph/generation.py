@@ -254,7 +254,7 @@ class ExtractiveGenerator:
     @staticmethod
     def _pick(pool: list[_Candidate], candidates: list[_Candidate], weights: dict[str, float],
               others: bool, asked: set[str]) -> list[_Candidate]:
-        # An example ("For example, someone from GitHub can…") illustrates a rule; it is not one.
+        # An example ("For example: you went on FMLA for 4 weeks…") illustrates a rule; it is not one.
         best = next((c for c in pool if not _EXAMPLE.match(c.text)), pool[0])
         picked, covered = [best], set(best.terms)
         total = sum(weights.values()) or 1.0

@@ -34,6 +34,12 @@ def chunk(chunk_id, body, similarity=0.7, **extra):
             "similarity": similarity, **extra}
 
 
+def unrelated(chunk_id_prefix, texts, title="Benefits", section="Other"):
+    """Chunks a search returns beside the evidence, far from the question (similarity 0.2)."""
+    return [chunk(f"{chunk_id_prefix}::{i}", text, similarity=0.2, title=title, section=section)
+            for i, text in enumerate(texts)]
+
+
 class FakeRetriever:
     def __init__(self, rows, fail=False):
         self.rows, self.fail, self.queries = rows, fail, []
@@ -72,6 +78,12 @@ class FakeGenerator:
 
 POLICY = chunk("handbook::remote-work::0",
                "Employees may work remotely up to 3 days a week with manager approval.")
+
+
+def compose(question, chunks, embedder=None):
+    """The extractive generator's draft from these chunks, counting terms over them (without an
+    embedder: word scores only)."""
+    return ExtractiveGenerator(FakeRetriever(chunks).vocabulary, embedder).generate(question, chunks, "")
 
 
 def run(embedder, question, retriever, generator=None, history=None, **config):
@@ -272,8 +284,7 @@ def test_a_word_the_evidence_says_differently_is_not_a_knowledge_gap(embedder):
 def test_a_when_question_is_answered_with_the_sentence_that_holds_a_date():
     enrollment = chunk("benefits::open-enrollment::0",
                        "Open enrollment happens online in the benefits portal. Open enrollment happens in November.")
-    generator = ExtractiveGenerator(FakeRetriever([enrollment]).vocabulary)  # word scores only
-    draft = generator.generate("when does open enrollment happen?", [enrollment], "")
+    draft = compose("when does open enrollment happen?", [enrollment])  # word scores only
     assert draft["answer"] == "Open enrollment happens in November."
 
 
@@ -282,8 +293,7 @@ def test_a_who_question_is_answered_with_a_role_not_a_capitalised_title():
     checkin = chunk("daily-checkin::about::0",
                     "Open the Daily Check-in Tool each morning. "
                     "Submitted answers are read by TTS leadership, including the Administrator.")
-    generator = ExtractiveGenerator(FakeRetriever([checkin]).vocabulary)  # word scores only
-    draft = generator.generate("who reads the answers I submit to the daily check-in?", [checkin], "")
+    draft = compose("who reads the answers I submit to the daily check-in?", [checkin])  # word scores only
     assert draft["answer"].startswith("Submitted answers are read by TTS leadership")
 
 
@@ -296,8 +306,7 @@ def test_a_wide_table_row_is_answered_with_the_cell_asked_about():
                    "| Acts as a mentor and coach, and provides regular, useful, constructive feedback to teammates. "
                    "Capable of managing 2-3 L1-L3 SREs. Helps define performance standards. |",
                    title="Titles for Ops", section="Titles for Ops")
-    generator = ExtractiveGenerator(FakeRetriever([ladder]).vocabulary)
-    draft = generator.generate("how many SREs can a Lead SRE manage?", [ladder], "")
+    draft = compose("how many SREs can a Lead SRE manage?", [ladder])
     assert draft["answer"].startswith("Lead SRE (L4) — Leadership: Acts as a mentor") and "2-3" in draft["answer"]
     assert "Junior SRE" not in draft["answer"] and "Senior SRE" not in draft["answer"]
 
@@ -314,8 +323,7 @@ def test_the_best_sentence_is_never_the_one_cut_for_length():
     ladder = chunk("titles-for-designers::titles-for-designers::4",
                    "| Category | Senior Designer (L3) | Lead Designer (L4) |\n| ----- | ----- | ----- |\n"
                    f"| *Technical* | {senior} | {lead} |", title="Titles for Designers", section="Titles for Designers")
-    generator = ExtractiveGenerator(FakeRetriever([ladder]).vocabulary)
-    draft = generator.generate("what Javascript framework are lead designers expected to write with?", [ladder], "")
+    draft = compose("what Javascript framework are lead designers expected to write with?", [ladder])
     assert "Stimulus" in draft["answer"]
 
 
@@ -324,8 +332,7 @@ def test_the_next_table_row_is_a_sibling_not_the_rest_of_the_answer():
                    "| Name | Role | Joined |\n| --- | --- | --- |\n"
                    "| Ines Castellano | Head of People | March 2019 |\n| Leila Haddad | Head of Support | May 2020 |",
                    title="People directory", section="People directory")
-    generator = ExtractiveGenerator(FakeRetriever([people]).vocabulary)
-    draft = generator.generate("when did our Head of People join?", [people], "")
+    draft = compose("when did our Head of People join?", [people])
     assert "March 2019" in draft["answer"] and "Leila Haddad" not in draft["answer"]
 
 
@@ -333,8 +340,7 @@ def test_the_verb_may_is_no_date():
     # "you may" is everywhere in policy text; read as the month it made every such sentence a date
     summer = chunk("benefits::summer-hours::0",
                    "Employees may swap summer hours for vacation days. We work summer hours from May 1 through August 31.")
-    generator = ExtractiveGenerator(FakeRetriever([summer]).vocabulary)  # word scores only
-    draft = generator.generate("when do summer hours run?", [summer], "")
+    draft = compose("when do summer hours run?", [summer])  # word scores only
     assert draft["answer"].startswith("We work summer hours from May 1")
 
 
@@ -342,8 +348,7 @@ def test_a_follow_up_is_answered_by_its_own_words_before_the_borrowed_subject():
     premiums = chunk("payroll::shift-premiums::0",
                      "The Day Shift premium adds 5% to base pay for 8 hours. "
                      "Meanwhile the Night Shift premium adds 15% to base pay.")
-    generator = ExtractiveGenerator(FakeRetriever([premiums]).vocabulary)
-    draft = generator.generate("and the night one? (day shift premium pay)", [premiums], "")
+    draft = compose("and the night one? (day shift premium pay)", [premiums])
     assert draft["answer"].startswith("Meanwhile the Night Shift premium")
 
 
@@ -408,8 +413,7 @@ def test_between_equal_authorities_the_newer_date_wins(conflicts):
 def test_the_rule_stated_just_before_the_best_matching_sentence_is_part_of_the_answer():
     lab = chunk("lab::visits::0", "Visitors are prohibited from photographing the lab. Do not hold a phone camera "
                 "against the lab window to take photographs of the benches. Sketching in the lobby is fine.")
-    generator = ExtractiveGenerator(FakeRetriever([lab]).vocabulary)  # word scores only
-    answer = generator.generate("can I take photographs of the lab with my phone?", [lab], "")["answer"]
+    answer = compose("can I take photographs of the lab with my phone?", [lab])["answer"]  # word scores only
     assert answer.startswith("Visitors are prohibited from photographing the lab.")
     assert "Sketching" not in answer
 
@@ -444,9 +448,8 @@ def test_an_answer_in_other_words_beats_one_that_shares_the_question_s_words(emb
         "or about to be deployed on active duty, up to 12 weeks per benefit year, *or* to care for a family member who "
         "is service personnel with a serious health condition, up to 26 weeks per benefit year.",
         title="State Medical and Family Leave Provisions", section="Massachusetts Medical and Family Leave")
-    generator = ExtractiveGenerator(FakeRetriever([military]).vocabulary, embedder)
-    draft = generator.generate("in Massachusetts, how long could I take off to look after a relative in the armed "
-                               "forces who is seriously ill?", [military], "")
+    draft = compose("in Massachusetts, how long could I take off to look after a relative in the armed "
+                    "forces who is seriously ill?", [military], embedder)
     assert "26 weeks" in draft["answer"]
 
 
@@ -469,9 +472,8 @@ def test_a_rule_in_another_inflection_of_the_asker_s_word_is_the_answer(embedder
         "minutes, you cannot edit or delete your message.\n\nFollow the Security incidents guidance to request that a "
         "Slack message be deleted in the event of a security or personally identifiable information (PII) issue.",
         title="Slack communication and notification best practices", section="Editing messages", relevance=0.58)
-    generator = ExtractiveGenerator(FakeRetriever([records, editing]).vocabulary, embedder)
-    draft = generator.generate("I posted something in Slack I regret, am I allowed to just delete it?",
-                               [records, editing], "")
+    draft = compose("I posted something in Slack I regret, am I allowed to just delete it?", [records, editing],
+                    embedder)
     assert "prohibited from deleting messages" in draft["answer"]
 
 
@@ -486,8 +488,7 @@ def test_a_question_about_what_a_list_holds_is_answered_with_the_list(embedder):
         "- Financial issues\n- Emotional well-being\n\nYou can receive six free sessions for you or family members "
         "living in your\nhousehold, including college students who are away.",
         title="Benefits", section="Employee Assistance Program", relevance=0.6)
-    generator = ExtractiveGenerator(FakeRetriever([eap]).vocabulary, embedder)
-    draft = generator.generate("what kinds of things does the employee counseling program help with?", [eap], "")
+    draft = compose("what kinds of things does the employee counseling program help with?", [eap], embedder)
     assert "a variety of topics: Grief; Work-related stress; Drug or alcohol addiction;" in draft["answer"]
     assert draft["answer"].count("Grief") == 1  # the items are not repeated as sentences of their own
 
@@ -499,11 +500,11 @@ def test_the_quantity_a_question_asks_for_is_no_word_the_evidence_must_hold(embe
     receipts = chunk("expenses::receipts::0", "A receipt is required for every expense over $25. For expenses "
                      "of $25 or less, a card statement line is enough.", similarity=0.45,
                      title="Travel and Expenses", section="Receipts")
-    others = [chunk(f"travel::hotels::{i}", text, similarity=0.2, title="Travel and Expenses", section="Hotels")
-              for i, text in enumerate(["Book hotels through the travel desk; the nightly cap is $250.",
-                                        "Meals are covered up to $75 a day on travel days.",
-                                        "Mileage for a personal car is paid at the federal rate.",
-                                        "Attach the booking confirmation to the trip request."])]
+    others = unrelated("travel::hotels", ["Book hotels through the travel desk; the nightly cap is $250.",
+                                          "Meals are covered up to $75 a day on travel days.",
+                                          "Mileage for a personal car is paid at the federal rate.",
+                                          "Attach the booking confirmation to the trip request."],
+                       title="Travel and Expenses", section="Hotels")
     state = run(embedder, "over what amount do I have to attach a receipt to an expense?",
                 FakeRetriever([receipts, *others]))
     assert state["query_rewrites"] == [], "the first pass's evidence was judged weak"
@@ -518,11 +519,10 @@ def test_what_the_asker_does_is_no_word_the_evidence_must_hold(embedder):
     shares = chunk("benefits::profit-sharing::1", "You accrue one share per month, and you max out your shares "
                    "after 6 years of working at the company.", similarity=0.45,
                    title="Benefits", section="Employee profit sharing")
-    others = [chunk(f"benefits::other::{i}", text, similarity=0.2, title="Benefits", section="Other")
-              for i, text in enumerate(["Health insurance starts on your first day.",
-                                        "The company pays for a home office setup once.",
-                                        "Sabbaticals are taken every three years.",
-                                        "Vacation rolls over up to a maximum bank of 27 days."])]
+    others = unrelated("benefits::other", ["Health insurance starts on your first day.",
+                                           "The company pays for a home office setup once.",
+                                           "Sabbaticals are taken every three years.",
+                                           "Vacation rolls over up to a maximum bank of 27 days."])
     state = run(embedder, "when do I hit the max number of shares?", FakeRetriever([shares, *others]))
     assert state["final_output"]["status"] == "answered" and "6 years" in state["final_output"]["answer"]
 
@@ -545,8 +545,8 @@ def test_a_how_long_question_is_answered_with_a_duration(embedder):
         "Reasonable Accommodation Request (Appendix A)](https://www.gsa.gov/forms-library/request-reasonable-"
         "accommodation). *Please note, this form is **not** required.*",
         title="Reasonable Accommodations", section="Submitting a reasonable accommodation request", relevance=0.58)
-    generator = ExtractiveGenerator(FakeRetriever([timeline, submitting]).vocabulary, embedder)
-    draft = generator.generate("how long does that take? (decides reasonable accommodation)", [timeline, submitting], "")
+    draft = compose("how long does that take? (decides reasonable accommodation)", [timeline, submitting],
+                    embedder)
     assert "calendar days" in draft["answer"] and "Form 3676" not in draft["answer"]
 
 
@@ -556,8 +556,7 @@ def test_a_list_of_form_fields_is_never_carried_into_an_answer(embedder):
     contract = chunk("contracts::signatures::0",
                      "This agreement is signed on behalf of the company by:\n\n- [Name]\n- Title: CEO\n- Date: ____\n\n"
                      "The company's signatory must hold an officer role.", title="Supplier Contract", section="Signatures")
-    generator = ExtractiveGenerator(FakeRetriever([contract]).vocabulary, embedder)
-    draft = generator.generate("who signs the agreement on behalf of the company?", [contract], "")
+    draft = compose("who signs the agreement on behalf of the company?", [contract], embedder)
     assert "[Name]" not in draft["answer"] and "Title: CEO" not in draft["answer"]
 
 
@@ -572,10 +571,9 @@ def test_a_hyphenated_word_the_documents_write_apart_is_no_knowledge_gap(embedde
     not_ok = chunk("moonlighting::not-ok::0", "You can't work full time or part time for another company "
                    "in our industry. Consult for other companies in our industry where there may be a "
                    "conflict of interest.", similarity=0.44, title="A Note About Moonlighting", section="Not OK")
-    others = [chunk(f"benefits::other::{i}", text, similarity=0.2, title="Benefits", section="Other")
-              for i, text in enumerate(["Health insurance starts on your first day.",
-                                        "The company pays for a home office setup once.",
-                                        "Sabbaticals are taken every three years."])]
+    others = unrelated("benefits::other", ["Health insurance starts on your first day.",
+                                           "The company pays for a home office setup once.",
+                                           "Sabbaticals are taken every three years."])
     # One pass: the question's own words against the evidence (a rewrite could vouch for it too).
     state = run(embedder, "can I pick up a part-time gig for another software company?",
                 FakeRetriever([not_ok, ok, *others]), max_retrieval_attempts=1)
@@ -632,6 +630,5 @@ def test_an_example_is_not_the_rule_it_illustrates(embedder):
                  "a seriously ill family member, and you used your accrued Sick Leave in order to be paid during "
                  "those 4 weeks. You will only have 8 weeks of FMLA available until March 2023.",
                  title="Family Medical Leave Act (FMLA)", section="How FMLA works", relevance=0.6)
-    generator = ExtractiveGenerator(FakeRetriever([fmla]).vocabulary, embedder)
-    draft = generator.generate("how much unpaid time under FMLA can I take to care for a sick parent?", [fmla], "")
+    draft = compose("how much unpaid time under FMLA can I take to care for a sick parent?", [fmla], embedder)
     assert "12 unpaid weeks" in draft["answer"] and not draft["answer"].startswith("For example"), draft["answer"]

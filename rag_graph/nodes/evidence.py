@@ -19,7 +19,7 @@ from ..text import words as _words
 WEIGHTS = (0.59, 0.35, 0.06)
 
 
-_HYPHENATED = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
+_TOKEN = re.compile(r"[^\W_]+(?:-[^\W_]+)*")  # a word as written, hyphens and all ("part-time", "wi-fi")
 
 
 def query_weights(query: str, vocabulary: tuple[dict[str, int], int]) -> dict[str, float]:
@@ -27,7 +27,7 @@ def query_weights(query: str, vocabulary: tuple[dict[str, int], int]) -> dict[st
     joined ("part-time" where documents say "part time") counts as its parts only: its joined
     form would be a word no chunk can contain, the rarest term of the query and a false gap."""
     frequency, total = vocabulary
-    unwritten = {t for word in _HYPHENATED.findall(query) for t in terms(word.replace("-", ""))
+    unwritten = {t for word in _TOKEN.findall(query) if "-" in word for t in terms(word.replace("-", ""))
                  if t not in frequency}
     return {term: idf(frequency.get(term, 0), total) for term in dict.fromkeys(terms(query))
             if term not in unwritten}
@@ -88,7 +88,7 @@ def uncovered_terms(query: str, chunks: list[dict], vocabulary, min_share: float
     seen = set().union(*(term_set(c["text"]) for c in chunks)) if chunks else set()
     stems = [t for t, w in weights.items() if t not in seen and w / total >= min_share]
     originals = {}  # each stem as the asker wrote it, "wi-fi" included
-    for token in re.findall(r"[^\W_]+(?:-[^\W_]+)*", query.lower()):
+    for token in _TOKEN.findall(query.lower()):
         for word in (token, *token.split("-")):
             for t in stems:
                 if terms(word.replace("-", "")) == [t]:
