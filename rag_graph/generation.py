@@ -16,7 +16,7 @@ from typing import Callable
 from .entities import Gazetteer
 from .nodes.evidence import query_weights
 from .nodes.query import split_follow_up
-from .text import LIST_ITEM, STOPWORDS, lists, sentences, table_sentences, term_set, terms, weighted_coverage, words
+from .text import LIST_ITEM, STOPWORDS, link_labels, lists, sentences, table_sentences, term_set, terms, weighted_coverage, words
 
 MAX_SENTENCES = 3
 MAX_ANSWER_CHARS = 600
@@ -92,7 +92,7 @@ def _fence(text: str) -> str:
 
 
 def clean_sentence(sentence: str) -> str:
-    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", sentence)
+    text = link_labels(sentence)
     text = re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", text)
     text = text.strip().strip("|").replace(" | ", " — ")
     text = re.sub(r"[*_`]{1,3}", "", text)
@@ -203,7 +203,7 @@ class ExtractiveGenerator:
         if weighted_coverage(weights, covered) >= 0.75:
             return None
         asker = split_follow_up(part)[0]
-        wanted = _wanted(asker)
+        wanted = wanted_answer(asker)
         people = self.entities() if self.entities is not None and _ASKS_PERSON.search(asker) else None
 
         def fit(c: _Candidate) -> float:
@@ -222,7 +222,7 @@ class ExtractiveGenerator:
 
     def _candidates(self, question: str, context: list[dict], weights: dict[str, float]) -> list[_Candidate]:
         asker = split_follow_up(question)[0]
-        wanted, asked = _wanted(asker), set(terms(asker))
+        wanted, asked = wanted_answer(asker), set(terms(asker))
         gazetteer = self.entities() if self.entities is not None else None
         people = gazetteer if _ASKS_PERSON.search(asker) else None
         out = []
@@ -328,12 +328,14 @@ def _is_heading(sentence: str, heading: frozenset[str]) -> bool:
 
 def holds_answer(sentence: str, wanted: list[re.Pattern], people: Gazetteer | None = None) -> bool:
     """The sentence holds the kind of answer asked for; `people`, for a "who" question, adds
-    the persons the corpus names."""
+    the persons the corpus names. A link's address is no answer: the digits of
+    "[the form](https://drive.example/file/d/13H21…)" are not a number of anything."""
+    sentence = link_labels(sentence)
     return any(holds.search(sentence) for holds in wanted) or bool(
         people is not None and people.mentions(sentence, where=lambda e: e.person))
 
 
-def _wanted(question: str) -> list[re.Pattern]:
+def wanted_answer(question: str) -> list[re.Pattern]:
     """The pattern of the kind of answer a question asks for (a name, a date, a number), if any."""
     return [holds for asks, holds in _ANSWER_TYPES if asks.search(question)][:1]
 

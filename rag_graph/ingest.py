@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 from .loaders import SUFFIXES, UnreadableFile, is_sidecar, read_markdown
-from .text import item_lines
+from .text import MD_LINK, item_lines, link_labels
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,6 @@ _HEADING = re.compile(r"^(#{1,6})\s+(.*?)(?:\s+\{#([^}\s]+)\})?\s*#*\s*$")
 _DOCUMENT_SUFFIX = re.compile("(" + "|".join(re.escape(suffix) for suffix in SUFFIXES) + ")$", re.I)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
-_MD_LINK = re.compile(r"!?\[([^\]]*)\]\(([^)\s]*)[^)]*\)")
 
 # Template shortcodes (11ty / Nunjucks / Liquid) as a docs site's source holds them. A reader sees
 # what they render, never the tag: a `{% raw %}` block shows its content literally, a comment
@@ -169,7 +168,7 @@ def parse_document(raw: str, relative_path: str) -> Document:
         status=str(meta.get("status") or "current").lower(),
         superseded_by=str(meta.get("superseded_by") or ""),
         authority=authority,
-        links=[target for _, target in _MD_LINK.findall(body) if _DOCUMENT_SUFFIX.search(target.split("#")[0])]
+        links=[target for _, target in MD_LINK.findall(body) if _DOCUMENT_SUFFIX.search(target.split("#")[0])]
         + shortcode_links,
         keywords=_keywords(meta),
         audience=_audience(meta.get("audience")),
@@ -299,7 +298,7 @@ def _resolve_references(documents: list[Document]) -> None:
 
 def plain_text(markdown: str) -> str:
     """Heading or sentence text without markdown decoration."""
-    text = _MD_LINK.sub(r"\1", markdown)
+    text = link_labels(markdown)
     text = re.sub(r"[*_`~]+", "", text)
     return re.sub(r"\s+", " ", text).strip()
 
@@ -308,7 +307,7 @@ def slugify(heading: str) -> str:
     """GitHub's anchor rule (github-slugger, also used by Docusaurus and Hugo's default) over the
     heading as rendered: lower-case, drop punctuation, each space becomes a hyphen. Emphasis
     markers go, but an underscore inside a word (`max_tokens`) is text and stays."""
-    text = re.sub(r"(?<![^\W_])_+|_+(?![^\W_])", "", _MD_LINK.sub(r"\1", heading))
+    text = re.sub(r"(?<![^\W_])_+|_+(?![^\W_])", "", link_labels(heading))
     text = re.sub(r"\s+", " ", re.sub(r"[*`~]+", "", text)).strip().lower()
     text = "".join(ch for ch in text if ch in " -_" or unicodedata.category(ch)[0] in "LNM")
     return text.replace(" ", "-")

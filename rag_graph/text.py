@@ -22,6 +22,12 @@ _CLITIC = re.compile(r"'(s|re|ve|d|ll|m|t)$")
 _WORD = re.compile(r"[^\W_]+(?:[.,'’-][^\W_]+)*", re.U)
 LIST_ITEM = re.compile(r"\s*([-*+]|\d+[.)]|\|)\s")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"”’)]*\s+(?=[\"“(]?[A-Z0-9$£€])")
+MD_LINK = re.compile(r"!?\[([^\]]*)\]\(([^)\s]*)[^)]*\)")  # a markdown link or image: (label, target)
+
+
+def link_labels(markdown: str) -> str:
+    """The text as a reader sees it: each link or image is its label; its address is not text."""
+    return MD_LINK.sub(r"\1", markdown)
 
 
 def words(text: str) -> list[str]:

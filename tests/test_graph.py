@@ -9,7 +9,7 @@ import pytest
 from rag_graph.config import RetrievalConfig
 from rag_graph.context import Deps
 from rag_graph.entities import Gazetteer
-from rag_graph.generation import ExtractiveGenerator
+from rag_graph.generation import ExtractiveGenerator, holds_answer, wanted_answer
 from rag_graph.graph import build_graph
 from rag_graph.text import term_set
 
@@ -286,6 +286,13 @@ def test_a_when_question_is_answered_with_the_sentence_that_holds_a_date():
                        "Open enrollment happens online in the benefits portal. Open enrollment happens in November.")
     draft = compose("when does open enrollment happen?", [enrollment])  # word scores only
     assert draft["answer"] == "Open enrollment happens in November."
+
+
+def test_the_digits_of_a_link_address_are_not_the_number_asked_for():
+    # 18F's award leave page links a form on Google Drive: "…/file/d/13H21…" is no amount
+    wanted = wanted_answer("how much can a special act award be?")
+    assert not holds_answer("Nominate a colleague with [the form](https://drive.example/file/d/13H21w1/view).", wanted)
+    assert holds_answer("A special act award can be up to $500.", wanted)
 
 
 def test_a_who_question_is_answered_with_a_role_not_a_capitalised_title():
