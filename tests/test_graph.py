@@ -589,6 +589,25 @@ def test_a_hyphenated_word_the_documents_write_apart_is_no_knowledge_gap(embedde
     assert "part time for another company" in out["answer"]
 
 
+def test_a_kind_of_bonus_no_document_mentions_is_a_knowledge_gap(embedder):
+    """18F's handbook welcomes new hires and pays performance bonuses, but says nothing of a
+    signing bonus. "signing" is only ever a verb to the dictionary, so it was no subject and
+    "Do new hires get a signing bonus?" was answered with "New hires are given full Slack
+    access." Before a noun, a verb's -ing form names a kind of that thing."""
+    slack = chunk("slack::access::0", "New hires are given full Slack access on their first day.",
+                  similarity=0.35, title="Getting started with Slack", section="Access")
+    bonus = chunk("performance::bonus::0", "Employees rated fully successful or better are eligible for an "
+                  "end of year performance bonus.", similarity=0.5, title="Performance management",
+                  section="Who is eligible for the end of year performance bonus")
+    others = unrelated("benefits::other", ["Health insurance starts on your first day.",
+                                           "Sabbaticals are taken every three years."])
+    state = run(embedder, "Do new hires get a signing bonus?", FakeRetriever([slack, bonus, *others]),
+                max_retrieval_attempts=1)
+    out = state["final_output"]
+    assert out["status"] == "insufficient_context", out["answer"]
+    assert "signing" in out["knowledge_gap"]
+
+
 def test_a_gap_names_a_hyphenated_word_as_the_asker_wrote_it():
     from rag_graph.nodes.evidence import uncovered_terms
     evidence = [chunk("travel::bikes::0", "Bicycles can be stored in the basement racks.")]

@@ -101,16 +101,25 @@ _NOT_A_SUBJECT = frozenset("ago already ever yet soon often usually maybe probab
                            "anymore currently recently lately".split())
 
 
-def names_a_subject(word: str) -> bool:
+def names_a_subject(word: str, question: str = "") -> bool:
     """A question word that can name what the question is about: not a frame word ("ago"),
     and a word English can use as a noun, or no dictionary word at all (a name, an acronym:
     "HSA", "Juneteenth"). A word that is only ever a verb, adjective or adverb ("lived",
     "attach", "far") is what the question asks about its subject, and documents say it in
-    their own words: its absence from the evidence is no knowledge gap."""
+    their own words: its absence from the evidence is no knowledge gap. In the question, a
+    verb's -ing form before a noun names a kind of that thing as a noun would: the "signing"
+    of "a signing bonus", the "parking" of "a parking permit"."""
     if word in _NOT_A_SUBJECT or word in STOPWORDS or stem(word) in STOPWORDS:
         return False
     kinds = getAllLemmas(word)
-    return not kinds or "NOUN" in kinds or "PROPN" in kinds
+    return not kinds or "NOUN" in kinds or "PROPN" in kinds or _modifies_a_noun(word, question)
+
+
+def _modifies_a_noun(word: str, question: str) -> bool:
+    if not word.endswith("ing"):
+        return False
+    following = re.search(rf"\b{re.escape(word)}\s+([a-z]+)\b", question, re.I)
+    return bool(following) and following[1].lower() not in STOPWORDS and "NOUN" in getAllLemmas(following[1].lower())
 
 
 FOREIGN_MARGIN = 0.03
@@ -121,7 +130,7 @@ def foreign_terms(question: str, search_query: str, chunks: list[dict], vocabula
     remote work): a weighty question word that no top chunk contains and whose removal brings
     the query *closer* to the best chunk. A synonym the documents phrase differently ("PTO" for
     paid time off) moves the query away when removed, so it does not count as missing."""
-    words = [word for word in uncovered_terms(question, chunks, vocabulary) if names_a_subject(word)]
+    words = [word for word in uncovered_terms(question, chunks, vocabulary) if names_a_subject(word, question)]
     if not words:
         return []
     reduced = [re.sub(rf"\b{re.escape(word)}\b", " ", search_query, flags=re.I) for word in words]

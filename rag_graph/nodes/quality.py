@@ -131,7 +131,7 @@ def matches_strongly(chunk: dict, query: str, vocabulary, embedder) -> bool:
 def describe_gap(state: State, missing: list[str]) -> str:
     """What was missing, in a sentence a person understands: the missing words that name a
     subject, or else the closest document that does not answer."""
-    missing = [word for word in missing if names_a_subject(word)]
+    missing = [word for word in missing if names_a_subject(word, state.get("normalized_query", ""))]
     near = [c for c in state.get("retrieved_chunks", []) if c.get("similarity", 0) >= 0.3]
     current = [c for c in near if not is_outdated(c)]
     nearest = current[0] if current else None
