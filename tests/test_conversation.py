@@ -168,6 +168,15 @@ def test_a_knowledge_gap_names_a_subject_not_a_frame_word():
     assert "wants" not in describe_gap({"retrieved_chunks": []}, ["wants"])
 
 
+def test_a_gap_near_a_heading_that_asks_a_question_reads_as_one_sentence():
+    from rag_graph.nodes.quality import describe_gap
+
+    faq = {"chunk_id": "slack::access::0", "source_id": "slack", "title": "Getting started with Slack",
+           "section": "Do all employees have access to Slack?", "similarity": 0.4, "status": "current"}
+    gap = describe_gap({"retrieved_chunks": [faq]}, ["bonus"])
+    assert gap == "Nothing in the knowledge base covers “bonus” in connection with Do all employees have access to Slack?"
+
+
 def test_a_follow_up_phrase_replaces_its_counterpart_in_the_previous_question():
     """"and my vacation days?" after "…my unused sick days?" asks the same of vacation: the
     search carries what was asked (resigning, losing unused days), not the sick leave it replaced."""

@@ -139,7 +139,8 @@ def describe_gap(state: State, missing: list[str]) -> str:
     if missing:
         subject = ", ".join(f"“{term}”" for term in missing)
         where = f" in connection with {topic}" if topic else ""
-        return f"Nothing in the knowledge base covers {subject}{where}."
+        # A heading may be a question of its own ("Do all employees have access to Slack?")
+        return f"Nothing in the knowledge base covers {subject}{where}" + ("" if where.endswith(("?", "!", ".")) else ".")
     if near and not current:
         return f"Only an outdated document ({near[0]['title']}) mentions this; no current document covers it."
     if nearest:
