@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from functools import lru_cache
 
 STOPWORDS = frozenset("""
@@ -31,11 +32,14 @@ def link_labels(markdown: str) -> str:
 
 
 def words(text: str) -> list[str]:
-    """Lower-case words; a hyphenated word also yields its joined form and its parts, so
-    "Wi-Fi" matches "wifi" and "wi-fi" alike."""
+    """Lower-case words without accents; a hyphenated word also yields its joined form and its
+    parts, so "Wi-Fi" matches "wifi" and "wi-fi" alike."""
     out = []
     for word in _WORD.findall(text):
         word = word.lower()
+        if not word.isascii():  # "résumé" is the "resume" another page spells without accents
+            word = unicodedata.normalize("NFC", "".join(
+                ch for ch in unicodedata.normalize("NFD", word) if not unicodedata.combining(ch)))
         if "'" in word or "’" in word:
             word = _CLITIC.sub("", word.replace("’", "'"))
         if "-" in word:
@@ -47,8 +51,8 @@ def words(text: str) -> list[str]:
 
 
 # Counts of terms stored with an index are only valid for the stemmer that counted them: a
-# change to `stem` bumps this, and an index counted with another version is counted again.
-STEMMER_VERSION = 4
+# change to `words` or `stem` bumps this, and an index counted with another version is counted again.
+STEMMER_VERSION = 5
 
 
 @lru_cache(maxsize=65536)  # a question's texts repeat the same few thousand words

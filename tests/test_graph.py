@@ -616,6 +616,20 @@ def test_a_gap_names_a_hyphenated_word_as_the_asker_wrote_it():
     assert "e-bike" in gaps and "ebik" not in gaps and "ebike" not in gaps
 
 
+def test_a_word_written_with_accents_matches_it_written_without():
+    """The 18F handbook writes "resume" 44 times and "résumé" twice; an asker who types the
+    accents must still find the resume page (LanceDB's full-text leg folds accents; the
+    evidence checks did not, so the page held none of the question's words)."""
+    from rag_graph.nodes.evidence import relevance_scores
+    from rag_graph.text import terms
+    assert terms("Résumé, café, naïve") == terms("resume, cafe, naive")
+    resume = chunk("resume::formatting::0", "Keep your federal resume focused on results.", similarity=0.3)
+    deadline = chunk("hiring::deadline::0", "Set your deadline at least five business days out.", similarity=0.3)
+    vocabulary = ({"resum": 1, "deadlin": 1, "federal": 1}, 2)
+    ranked = relevance_scores("how long should my résumé be?", [deadline, resume], vocabulary)
+    assert ranked[0]["chunk_id"] == "resume::formatting::0" and ranked[0]["coverage"] > 0
+
+
 def test_a_word_whose_s_is_no_plural_matches_its_plural():
     """'bonus' and 'bonuses', 'serious' and 'seriously', 'class' and 'classes' are one term: the
     stemmer took the s of 'bonus' for a plural ('bonu'), so evidence on "bonuses" read as silent
