@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 from ..config import MAX_QUESTION_CHARS, RetrievalConfig
 from ..context import Deps
 from ..entities import Entity, Gazetteer
+from ..spelling import correct_spelling
 from ..state import State
 from ..text import STOPWORDS, stem, words
 from .finalize import final_output
@@ -162,9 +163,18 @@ def prepare_query(state: State, runtime: Runtime[Deps]) -> dict:
         update["final_output"] = final_output(
             {**state, **update}, "failed", f"I couldn't read a question there: {problem}.")
         return update
+    normalized = correct_spelling(normalized, corpus_vocabulary(runtime))
     update["normalized_query"] = normalized
     update["retrieval_query"] = resolve_follow_up(normalized, history, corpus_gazetteer(runtime) if history else None)
     return update
+
+
+def corpus_vocabulary(runtime: Runtime[Deps]) -> dict[str, int]:
+    try:
+        return runtime.context.retriever.vocabulary()[0]
+    except Exception:  # no index yet: nothing to correct against, and prepare_corpus_index says so
+        log.debug("no vocabulary; the question is searched as typed", exc_info=True)
+        return {}
 
 
 def corpus_gazetteer(runtime: Runtime[Deps]) -> Gazetteer | None:

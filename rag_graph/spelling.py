@@ -1,0 +1,64 @@
+"""Typos in a question, corrected from the corpus's own vocabulary: "how much vacaton do I
+earn?" is asked about the "vacation" the documents write. A word is corrected only when the
+corpus does not hold it and no dictionary knows it, to a word one edit away that the corpus
+holds (a dictionary word first, then the most frequent: "teleworkk" is the corpus's "telework").
+A real word the corpus lacks ("dental" where the documents only say "rental") is a knowledge
+gap, never a typo, and so is a name no corpus word is one edit from ("Kandji").
+
+Candidates are generated from the word (about 54 per letter), never looked for by scanning the
+vocabulary, so the cost does not grow with the corpus."""
+from __future__ import annotations
+
+import re
+import string
+
+from lemminflect import getAllLemmas
+
+from .text import STOPWORDS, stem
+
+MIN_LENGTH = 5  # shorter words have too many neighbours one edit away ("cap", "car", "cat")
+_TOKEN = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")
+
+
+def correct_spelling(text: str, frequency: dict[str, int]) -> str:
+    """The text with each misspelt word replaced by its correction; everything else as written."""
+    def fix(match: re.Match) -> str:
+        word = match.group(0)
+        if not _correctable(word, frequency):
+            return word
+        correction = _best_neighbour(word.lower(), frequency)
+        if correction is None:
+            return word
+        return correction.capitalize() if word[0].isupper() else correction
+
+    return _TOKEN.sub(fix, text)
+
+
+def _correctable(word: str, frequency: dict[str, int]) -> bool:
+    lower = word.lower()
+    if len(word) < MIN_LENGTH or "'" in word or "’" in word or lower in STOPWORDS:
+        return False
+    if any(f"{lower[:i]}'{lower[i:]}" in STOPWORDS for i in range(1, len(lower))):
+        return False  # "whats", "dont": a contraction without its apostrophe
+    if any(ch.isupper() for ch in word[1:]):
+        return False  # an acronym ("HSA", "iPhone") is never a typo
+    return stem(lower) not in frequency and not getAllLemmas(lower)
+
+
+def _best_neighbour(word: str, frequency: dict[str, int]) -> str | None:
+    known = [c for c in dict.fromkeys(_one_edit(word)) if stem(c) in frequency]
+    return max(known, key=lambda c: (bool(getAllLemmas(c)), frequency[stem(c)], -len(c), c)) if known else None
+
+
+def _one_edit(word: str):
+    """Every string one deletion, transposition, replacement or insertion away."""
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    for left, right in splits:
+        if right:
+            yield left + right[1:]
+            if len(right) > 1:
+                yield left + right[1] + right[0] + right[2:]
+            for letter in string.ascii_lowercase:
+                yield left + letter + right[1:]
+        for letter in string.ascii_lowercase:
+            yield left + letter + right
