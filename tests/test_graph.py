@@ -605,7 +605,7 @@ def test_a_kind_of_bonus_no_document_mentions_is_a_knowledge_gap(embedder):
                 max_retrieval_attempts=1)
     out = state["final_output"]
     assert out["status"] == "insufficient_context", out["answer"]
-    assert "signing" in out["knowledge_gap"]
+    assert "“signing bonus”" in out["knowledge_gap"]
 
 
 def test_a_gap_names_a_hyphenated_word_as_the_asker_wrote_it():

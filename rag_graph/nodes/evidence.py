@@ -112,14 +112,16 @@ def names_a_subject(word: str, question: str = "") -> bool:
     if word in _NOT_A_SUBJECT or word in STOPWORDS or stem(word) in STOPWORDS:
         return False
     kinds = getAllLemmas(word)
-    return not kinds or "NOUN" in kinds or "PROPN" in kinds or _modifies_a_noun(word, question)
+    return not kinds or "NOUN" in kinds or "PROPN" in kinds or bool(kind_named(word, question))
 
 
-def _modifies_a_noun(word: str, question: str) -> bool:
+def kind_named(word: str, question: str) -> str:
+    """The thing an -ing word is a kind of in the question ("signing bonus"), "" if none."""
     if not word.endswith("ing"):
-        return False
+        return ""
     following = re.search(rf"\b{re.escape(word)}\s+([a-z]+)\b", question, re.I)
-    return bool(following) and following[1].lower() not in STOPWORDS and "NOUN" in getAllLemmas(following[1].lower())
+    noun = following[1].lower() if following else ""
+    return f"{word} {noun}" if noun and noun not in STOPWORDS and "NOUN" in getAllLemmas(noun) else ""
 
 
 FOREIGN_MARGIN = 0.03

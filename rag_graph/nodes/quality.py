@@ -6,7 +6,7 @@ from langgraph.runtime import Runtime
 from ..context import Deps
 from ..state import State
 from ..text import sentences, term_set, weighted_coverage
-from .evidence import (foreign_terms, names_a_subject, query_weights, relevance_scores, subject_weights,
+from .evidence import (foreign_terms, kind_named, names_a_subject, query_weights, relevance_scores, subject_weights,
                        uncovered_terms, values)
 
 MIN_COVERAGE = 0.5  # a chunk below the similarity threshold survives if it holds half the query
@@ -131,7 +131,8 @@ def matches_strongly(chunk: dict, query: str, vocabulary, embedder) -> bool:
 def describe_gap(state: State, missing: list[str]) -> str:
     """What was missing, in a sentence a person understands: the missing words that name a
     subject, or else the closest document that does not answer."""
-    missing = [word for word in missing if names_a_subject(word, state.get("normalized_query", ""))]
+    question = state.get("normalized_query", "")
+    missing = [kind_named(word, question) or word for word in missing if names_a_subject(word, question)]
     near = [c for c in state.get("retrieved_chunks", []) if c.get("similarity", 0) >= 0.3]
     current = [c for c in near if not is_outdated(c)]
     nearest = current[0] if current else None
