@@ -3,7 +3,8 @@ earn?" is asked about the "vacation" the documents write. A word is corrected on
 corpus does not hold it and no dictionary knows it, to a word one edit away that the corpus
 holds (a dictionary word first, then the most frequent: "teleworkk" is the corpus's "telework").
 A real word the corpus lacks ("dental" where the documents only say "rental") is a knowledge
-gap, never a typo, and so is a name no corpus word is one edit from ("Kandji").
+gap, never a typo; a name is only ever corrected to a name ("Londn" is "London", "Denver" is
+no "denser").
 
 Candidates are generated from the word (about 54 per letter), never looked for by scanning the
 vocabulary, so the cost does not grow with the corpus."""
@@ -26,7 +27,10 @@ def correct_spelling(text: str, frequency: dict[str, int]) -> str:
         word = match.group(0)
         if not _correctable(word, frequency):
             return word
-        correction = _best_neighbour(word.lower(), frequency)
+        # Mid-sentence, a capital marks a name: it can only be a misspelt name ("Londn"), never a
+        # misspelt common word ("Denver" is no "denser").
+        name = word[0].isupper() and match.start() > 0 and not re.search(r"[.!?]\s*$", text[: match.start()])
+        correction = _best_neighbour(word.lower(), frequency, name)
         if correction is None:
             return word
         return correction.capitalize() if word[0].isupper() else correction
@@ -45,9 +49,19 @@ def _correctable(word: str, frequency: dict[str, int]) -> bool:
     return stem(lower) not in frequency and not getAllLemmas(lower)
 
 
-def _best_neighbour(word: str, frequency: dict[str, int]) -> str | None:
-    known = [c for c in dict.fromkeys(_one_edit(word)) if stem(c) in frequency]
-    return max(known, key=lambda c: (bool(getAllLemmas(c)), frequency[stem(c)], -len(c), c)) if known else None
+def _best_neighbour(word: str, frequency: dict[str, int], name: bool) -> str | None:
+    """A neighbour the corpus writes: a dictionary word whose stem it holds, or a word that is
+    its own stem there ("telework", "london"); not a string that only shares a stem with corpus
+    words ("dever" is no word, though "dev" is a stem of the corpus)."""
+    known = []
+    for candidate in dict.fromkeys(_one_edit(word)):
+        term = stem(candidate)
+        if term not in frequency:
+            continue
+        dictionary = bool(getAllLemmas(candidate))
+        if (dictionary and not name) or (not dictionary and term == candidate):
+            known.append((dictionary, frequency[term], -len(candidate), candidate))
+    return max(known)[-1] if known else None
 
 
 def _one_edit(word: str):

@@ -4,7 +4,8 @@ from rag_graph.spelling import correct_spelling
 from rag_graph.text import stem
 
 VOCABULARY = {stem(word): count for word, count in
-              [("vacation", 40), ("request", 25), ("receive", 12), ("rental", 3), ("telework", 9), ("car", 8)]}
+              [("vacation", 40), ("request", 25), ("receive", 12), ("rental", 3), ("telework", 9), ("car", 8),
+               ("london", 2)]}
 
 
 def test_a_misspelt_word_is_read_as_the_corpus_writes_it():
@@ -13,6 +14,7 @@ def test_a_misspelt_word_is_read_as_the_corpus_writes_it():
     assert correct_spelling("when do I recieve it, and how do I reqeust it?", VOCABULARY) == \
         "when do I receive it, and how do I request it?"
     assert correct_spelling("is teleworkk allowed?", VOCABULARY) == "is telework allowed?"
+    assert correct_spelling("hotels in Londn. Vacaton too", VOCABULARY) == "hotels in London. Vacation too"
 
 
 def test_a_real_word_or_a_name_the_corpus_lacks_is_no_typo():
@@ -21,6 +23,9 @@ def test_a_real_word_or_a_name_the_corpus_lacks_is_no_typo():
     assert correct_spelling("is Kandji on my laptop, whats the policy?", VOCABULARY) == \
         "is Kandji on my laptop, whats the policy?"
     assert correct_spelling("can I rent a cart?", VOCABULARY) == "can I rent a cart?"  # short words are left alone
+    # "dever" is one edit from "Denver" and shares the stem "dev" with corpus words, but is no word
+    assert correct_spelling("what's the per diem in Denver?", {stem("dev"): 4, stem("dense"): 2}) == \
+        "what's the per diem in Denver?"
 
 
 def test_a_question_with_typos_is_answered_as_if_spelt_right(engine):
