@@ -133,7 +133,9 @@ def describe_gap(state: State, missing: list[str]) -> str:
     subject, or else the closest document that does not answer."""
     question = state.get("normalized_query", "")
     missing = [kind_named(word, question) or word for word in missing if names_a_subject(word, question)]
-    near = [c for c in state.get("retrieved_chunks", []) if c.get("similarity", 0) >= 0.3]
+    # The place named is the best-ranked near chunk: the search's own order puts keyword hits first.
+    candidates = [*state.get("ranked_chunks", []), *state.get("retrieved_chunks", [])]
+    near = [c for c in candidates if c.get("similarity", 0) >= 0.3]
     current = [c for c in near if not is_outdated(c)]
     nearest = current[0] if current else None
     topic = (nearest.get("section") or nearest["title"]) if nearest else ""
