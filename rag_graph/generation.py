@@ -97,7 +97,7 @@ def clean_sentence(sentence: str) -> str:
     text = text.strip().strip("|").replace(" | ", " — ")
     text = re.sub(r"[*_`]{1,3}", "", text)
     text = re.sub(r"\s+", " ", text).strip()
-    if text and text[-1] not in ".!?:":
+    if text and not re.search(r"[.!?:][\"”’')\]]*$", text):  # "…not “performing work.”" has its end
         text += "."
     return text
 
@@ -173,13 +173,19 @@ class ExtractiveGenerator:
         for candidate in picked:  # best first: what does not fit is what matters least
             text = clean_sentence(candidate.text)
             subject = subjects[candidate.chunk_id]
-            if several and not term_set(subject) <= candidate.terms:
-                text = f"{subject}: {text}"  # answers from several documents say which is which
-            if kept and length + len(text) > MAX_ANSWER_CHARS:
+            # Answers from several documents say which is which ("Leave types: …").
+            label = several and not term_set(subject) <= candidate.terms
+            if kept and length + len(text) + (len(subject) + 2) * label > MAX_ANSWER_CHARS:
                 continue
-            kept.append((candidate, text))
-            length += len(text) + 1
-        out = [{"text": text, "chunk_ids": [c.chunk_id]} for c, text in sorted(kept, key=lambda k: (k[0].rank, k[0].position))]
+            kept.append((candidate, text, label))
+            length += len(text) + (len(subject) + 2) * label + 1
+        out, previous = [], None
+        for candidate, text, label in sorted(kept, key=lambda k: (k[0].rank, k[0].position)):
+            subject = subjects[candidate.chunk_id]
+            if label and subject != previous:  # once per run of one document's sentences
+                text = f"{subject}: {text}"
+            previous = subject
+            out.append({"text": text, "chunk_ids": [candidate.chunk_id]})
         return {"answer": " ".join(s["text"] for s in out), "sentences": out}
 
     def _weights(self, question: str) -> dict[str, float]:
@@ -199,9 +205,11 @@ class ExtractiveGenerator:
         question, and preferably from the chunk that part's own search found first), unless the
         sentences already picked cover that part."""
         weights = self._weights(part)
-        covered = set().union(*(c.terms | c.heading for c in picked))
-        if weighted_coverage(weights, covered) >= 0.75:
+        # One sentence must answer the part: scraps of two ("regular work hours" in a sentence
+        # about travel comp time) do not answer "what happens to my regular comp time".
+        if any(weighted_coverage(weights, c.terms | c.heading) >= 0.75 for c in picked):
             return None
+        covered = set().union(*(c.terms | c.heading for c in picked))
         asker = split_follow_up(part)[0]
         wanted = wanted_answer(asker)
         people = self.entities() if self.entities is not None and _ASKS_PERSON.search(asker) else None

@@ -22,7 +22,8 @@ don doesn isn aren wasn weren won shouldn wouldn couldn didn hasn haven per each
 _CLITIC = re.compile(r"'(s|re|ve|d|ll|m|t)$")
 _WORD = re.compile(r"[^\W_]+(?:[.,'’-][^\W_]+)*", re.U)
 LIST_ITEM = re.compile(r"\s*([-*+]|\d+[.)]|\|)\s")
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"”’)]*\s+(?=[\"“(]?[A-Z0-9$£€])")
+# A sentence keeps its closing quote or bracket: …not officially “performing work.”
+_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"”’)]))\s+(?=[\"“(]?[A-Z0-9$£€])")
 MD_LINK = re.compile(r"!?\[([^\]]*)\]\(([^)\s]*)[^)]*\)")  # a markdown link or image: (label, target)
 
 

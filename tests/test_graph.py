@@ -271,6 +271,49 @@ def test_each_part_of_a_compound_question_gets_its_own_sentence(embedder):
     assert "5%" in out["answer"] and "15%" in out["answer"]
 
 
+def test_each_side_of_a_comparison_is_answered_by_a_sentence_about_it(embedder):
+    # 18F's overtime page: two sentences about travel comp time hold every word of "what happens
+    # to my regular comp time" between them, and still do not answer it.
+    travel = chunk("overtime::travel-comp-time::0",
+                   "If you leave the agency, any unused travel comp time will be forfeited. Travel comp time, "
+                   "unlike regular comp time, fills the gap when you travel outside regular work hours.",
+                   title="Compensation for working extra hours", relevance=0.7, answers_parts=[0, 1])
+    regular = chunk("overtime::comp-time::0", "Comp time is leave you receive instead of overtime pay. "
+                    "If you leave the agency, your comp time will be paid out.",
+                    title="Compensation for working extra hours", similarity=0.6, relevance=0.6)
+    elsewhere = unrelated("faq::what-happens", [
+        "What happens at the agency when a holiday falls on a weekend? It moves to Friday.",
+        "What happens to your badge when you leave? Return it to the agency."])
+    parts = ["If I leave the agency, what happens to my regular comp time",
+             "If I leave the agency, what happens to my travel comp time"]
+    generator = ExtractiveGenerator(FakeRetriever([travel, regular, *elsewhere]).vocabulary, embedder)
+    answer = generator.generate(" versus ".join(parts) + "?", [travel, regular], "", parts)["answer"]
+    assert "will be forfeited" in answer and "will be paid out" in answer
+
+
+def test_an_answer_from_several_documents_names_each_document_once_per_passage():
+    leave = chunk("leave::court-leave::0",
+                  "When you are called to jury duty, your absence is marked as Court Leave and does not count "
+                  "against your other leave balances. You would also request court leave to serve as a witness.",
+                  title="Leave types")
+    tock = chunk("tock::out-of-office::0", "Bill jury duty and witness time out of office to project #670.",
+                 title="Tock", similarity=0.6)
+    sentences = compose("does jury duty count against my leave, can I take court leave to be a witness, and what "
+                        "project do I bill?", [leave, tock])["sentences"]
+    assert [s["text"].split(":")[0] for s in sentences if ":" in s["text"]] == ["Leave types", "Tock"]
+    assert len(sentences) == 3
+
+
+def test_a_sentence_ending_inside_quotes_keeps_its_quote_and_gets_no_second_full_stop():
+    from rag_graph.generation import clean_sentence
+    from rag_graph.text import sentences
+
+    assert sentences("Comp time is not officially “performing work.” If you leave, it is paid out.") == (
+        "Comp time is not officially “performing work.”", "If you leave, it is paid out.")
+    assert clean_sentence("It is not officially “performing work.”") == "It is not officially “performing work.”"
+    assert clean_sentence("See the leave page (for details)") == "See the leave page (for details)."
+
+
 def test_a_word_the_evidence_says_differently_is_not_a_knowledge_gap(embedder):
     from rag_graph.nodes.evidence import has_synonym
 
