@@ -95,8 +95,12 @@ def clean_sentence(sentence: str) -> str:
     text = link_labels(sentence)
     text = re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", text)
     text = text.strip().strip("|").replace(" | ", " — ")
+    text = re.sub(r"\\([\\`*_{}\[\]()#+.!|-])", r"\1", text)  # markdown's escapes: "\*Note:" is "*Note:"
     text = re.sub(r"[*_`]{1,3}", "", text)
+    text = re.sub(r"[\u200b-\u200d\u2060\ufeff]", "", text)  # zero-width characters
     text = re.sub(r"\s+", " ", text).strip()
+    # A list item that runs on into the next ("Jury leave, and") ends where it stands.
+    text = re.sub(r"(?:[,;]?\s+(?:and|or))?\s*[,;]+$|[,;]?\s+(?:and|or)$", "", text)
     if text and not re.search(r"[.!?:][\"”’')\]]*$", text):  # "…not “performing work.”" has its end
         text += "."
     return text
@@ -172,6 +176,8 @@ class ExtractiveGenerator:
         kept, length = [], 0
         for candidate in picked:  # best first: what does not fit is what matters least
             text = clean_sentence(candidate.text)
+            if any(text == other for _, other, _ in kept):  # one policy written in two sections
+                continue
             subject = subjects[candidate.chunk_id]
             # Answers from several documents say which is which ("Leave types: …").
             label = several and not term_set(subject) <= candidate.terms
@@ -180,9 +186,10 @@ class ExtractiveGenerator:
             kept.append((candidate, text, label))
             length += len(text) + (len(subject) + 2) * label + 1
         out, previous = [], None
+        several = len({subjects[c.chunk_id] for c, _, _ in kept}) > 1  # what did not fit names nothing
         for candidate, text, label in sorted(kept, key=lambda k: (k[0].rank, k[0].position)):
             subject = subjects[candidate.chunk_id]
-            if label and subject != previous:  # once per run of one document's sentences
+            if several and label and subject != previous:  # once per run of one document's sentences
                 text = f"{subject}: {text}"
             previous = subject
             out.append({"text": text, "chunk_ids": [candidate.chunk_id]})
@@ -220,7 +227,7 @@ class ExtractiveGenerator:
             return weighted_coverage(weights, c.terms | c.heading) + c.lexical / 4 + typed + found
 
         pool = [c for c in sorted(candidates, key=lambda c: -fit(c))[: self.SEMANTIC_POOL]
-                if not any(p.overlaps(c) for p in picked)]
+                if not any(p.overlaps(c) or p.text == c.text for p in picked)]
         if not pool or self.embedder is None:
             return None
         closeness = self.embedder.encode_passages([c.text for c in pool]) @ self.embedder.encode_query(part)

@@ -168,6 +168,19 @@ def test_a_knowledge_gap_names_a_subject_not_a_frame_word():
     assert "wants" not in describe_gap({"retrieved_chunks": []}, ["wants"])
 
 
+def test_a_knowledge_gap_names_the_subject_as_the_asker_wrote_it_and_once():
+    from rag_graph.nodes.quality import describe_gap
+
+    def gap(question, missing):
+        return describe_gap({"normalized_query": question, "retrieved_chunks": []}, missing)
+
+    assert gap("can I pair our health plan with an HSA?", ["hsa"]) == "Nothing in the knowledge base covers “HSA”."
+    assert gap("can I post about the upcoming election in Basecamp?", ["upcoming", "election"]) == (
+        "Nothing in the knowledge base covers “upcoming election”.")
+    assert gap("is there a cap for people who've been here five years?", ["people", "five", "cap"]) == (
+        "Nothing in the knowledge base covers “cap”.")
+
+
 def test_a_gap_near_a_heading_that_asks_a_question_reads_as_one_sentence():
     from rag_graph.nodes.quality import describe_gap
 

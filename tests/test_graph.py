@@ -2,6 +2,7 @@
 
 Deterministic cases inject a fake retriever or generator through LangGraph's runtime context;
 the others run the real engine over the bundled corpus."""
+import re
 from collections import Counter
 
 import pytest
@@ -120,6 +121,18 @@ def test_archived_blog_loses_to_the_handbook_and_the_conflict_is_recorded(engine
     assert "2 days" in record["loser"]["value"] and "3 days" in record["winner"]["value"]
     assert "is current" in record["reason"]
     assert "2 days" in out["answer"] and "supersedes" in out["answer"]  # the user is told briefly
+    assert re.search(r"an archived source, “[^”]+” \(2020\), said 2 days; “[^”]+” supersedes it", out["answer"])
+
+
+def test_a_conflict_note_does_not_repeat_the_year_its_source_title_holds():
+    from rag_graph.nodes.finalize import _conflict_note
+
+    record = {"winner": {"chunk_id": "hb-2025::pto::0", "title": "Employee Handbook 2025", "effective_date": "2025-01-01"},
+              "loser": {"chunk_id": "hb-2023::pto::0", "title": "Employee Handbook 2023 (archived)",
+                        "effective_date": "2023-01-01", "status": "archived", "value": "22 days"}}
+    note = _conflict_note({"contradictions": [record]}, {"hb-2025::pto::0"})
+    assert note == ("(Note: an archived source, “Employee Handbook 2023 (archived)”, said 22 days; "
+                    "“Employee Handbook 2025” supersedes it.)")
 
 
 def test_question_nobody_wrote_about_ends_in_insufficient_context_with_a_gap(engine):
@@ -291,17 +304,21 @@ def test_each_side_of_a_comparison_is_answered_by_a_sentence_about_it(embedder):
     assert "will be forfeited" in answer and "will be paid out" in answer
 
 
-def test_an_answer_from_several_documents_names_each_document_once_per_passage():
+def test_an_answer_from_several_documents_names_each_document_once_per_passage(monkeypatch):
     leave = chunk("leave::court-leave::0",
                   "When you are called to jury duty, your absence is marked as Court Leave and does not count "
                   "against your other leave balances. You would also request court leave to serve as a witness.",
                   title="Leave types")
     tock = chunk("tock::out-of-office::0", "Bill jury duty and witness time out of office to project #670.",
                  title="Tock", similarity=0.6)
-    sentences = compose("does jury duty count against my leave, can I take court leave to be a witness, and what "
-                        "project do I bill?", [leave, tock])["sentences"]
+    question = "does jury duty count against my leave, can I take court leave to be a witness, and what project do I bill?"
+    sentences = compose(question, [leave, tock])["sentences"]
     assert [s["text"].split(":")[0] for s in sentences if ":" in s["text"]] == ["Leave types", "Tock"]
     assert len(sentences) == 3
+    # When the other document's sentence does not fit, the answer comes from one: it names none.
+    monkeypatch.setattr("rag_graph.generation.MAX_ANSWER_CHARS", 200)
+    answer = compose(question, [leave, tock])["answer"]
+    assert "#670" not in answer and ":" not in answer
 
 
 def test_a_sentence_ending_inside_quotes_keeps_its_quote_and_gets_no_second_full_stop():
@@ -312,6 +329,31 @@ def test_a_sentence_ending_inside_quotes_keeps_its_quote_and_gets_no_second_full
         "Comp time is not officially “performing work.”", "If you leave, it is paid out.")
     assert clean_sentence("It is not officially “performing work.”") == "It is not officially “performing work.”"
     assert clean_sentence("See the leave page (for details)") == "See the leave page (for details)."
+
+
+def test_an_answer_reads_without_markdown_escapes_run_on_list_commas_or_invisible_characters():
+    from rag_graph.generation import clean_sentence
+
+    assert clean_sentence("**\\*Note:** If you called Ad Trav, ask for a refund") == "Note: If you called Ad Trav, ask for a refund."
+    assert clean_sentence("- Jury leave, and") == "Jury leave."
+    assert clean_sentence("Call \u200b\u200b1-800-222-0364 to enroll") == "Call 1-800-222-0364 to enroll."
+    holidays = chunk("tock::out-of-office::0", "Bill these to #670, including:\n\n- Federal holidays,\n- Vacations,\n"
+                     "- Jury leave, and\n- Bereavement.")
+    assert compose("what do I bill to #670?", [holidays])["answer"] == (
+        "Bill these to #670, including: Federal holidays; Vacations; Jury leave; Bereavement.")
+
+
+def test_a_sentence_two_sections_repeat_is_said_once(embedder):
+    # 37signals' benefits page says "Open enrollment is in November…" under Medical and Vision alike
+    medical = chunk("benefits::medical::0", "Open enrollment is in November every year, with new coverage beginning "
+                    "December 1. Medical plans are through Aetna.", title="Benefits & Perks", relevance=0.7)
+    vision = chunk("benefits::vision::0", "Open enrollment is in November every year, with new coverage beginning "
+                   "December 1. Vision plans are through VSP.", title="Benefits & Perks", relevance=0.68)
+    parts = ["when is open enrollment for medical", "when is open enrollment for vision"]
+    generator = ExtractiveGenerator(FakeRetriever([medical, vision]).vocabulary, embedder)
+    answer = generator.generate("when is open enrollment for medical and for vision?", [medical, vision], "",
+                                parts)["answer"]
+    assert answer.count("Open enrollment is in November") == 1 and "VSP" in answer
 
 
 def test_a_word_the_evidence_says_differently_is_not_a_knowledge_gap(embedder):

@@ -45,15 +45,16 @@ def _conflict_note(state: State, cited: set[str]) -> str:
     for record in state.get("contradictions", []):
         if record["winner"]["chunk_id"] in cited:
             loser, winner = record["loser"], record["winner"]
-            when = f", {loser['effective_date'][:4]}" if loser.get("effective_date") else ""
+            year = (loser.get("effective_date") or "")[:4]
+            when = f" ({year})" if year and year not in loser["title"] else ""  # "Handbook 2023" has its year
             if loser.get("status") and loser["status"] != "current":
                 kind = f"an {loser['status']}"
             elif (loser.get("effective_date") or "") < (winner.get("effective_date") or ""):
                 kind = "an older"
             else:  # a newer source that lost on authority
                 kind = "a less authoritative"
-            return (f"(Note: {kind} source, {loser['title']}{when}, said {loser['value']}; "
-                    f"{winner['title']} supersedes it.)")
+            return (f"(Note: {kind} source, “{loser['title']}”{when}, said {loser['value']}; "
+                    f"“{winner['title']}” supersedes it.)")
     return ""
 
 

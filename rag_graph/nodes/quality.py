@@ -1,6 +1,8 @@
 """Ranking the candidates, resolving conflicts between sources, and judging the evidence."""
 from __future__ import annotations
 
+import re
+
 from langgraph.runtime import Runtime
 
 from ..context import Deps
@@ -128,11 +130,27 @@ def matches_strongly(chunk: dict, query: str, vocabulary, embedder) -> bool:
     return is_strong(similarity, relevance_scores(query, [chunk], vocabulary)[0]["coverage"])
 
 
+# Words that name no subject a reader could look for: "people" in "a cap for people who've
+# been here long", the "five" of "after five years".
+_VAGUE = frozenset("people folks someone anyone everyone something anything everything stuff thing things "
+                   "day days week weeks month months year years one two three four five six seven eight nine "
+                   "ten".split())
+
+
+def as_written(term: str, question: str) -> str:
+    found = re.search(rf"\b{re.escape(term)}\b", question, re.I)
+    return found[0] if found else term
+
+
 def describe_gap(state: State, missing: list[str]) -> str:
     """What was missing, in a sentence a person understands: the missing words that name a
     subject, or else the closest document that does not answer."""
     question = state.get("normalized_query", "")
-    missing = [kind_named(word, question) or word for word in missing if names_a_subject(word, question)]
+    missing = [kind_named(word, question) or word for word in missing
+               if names_a_subject(word, question) and word not in _VAGUE]
+    # "upcoming election" already says "election"; each is named as the asker wrote it ("HSA").
+    missing = [as_written(term, question) for term in dict.fromkeys(missing)
+               if not any(term != other and term in other.split() for other in missing)]
     # The place named is the best-ranked near chunk: the search's own order puts keyword hits first.
     candidates = [*state.get("ranked_chunks", []), *state.get("retrieved_chunks", [])]
     near = [c for c in candidates if c.get("similarity", 0) >= 0.3]
