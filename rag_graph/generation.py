@@ -35,6 +35,9 @@ _ROLE_OR_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+\.\w+|\b(supervisors?|managers?|d
                               r"coordinators?|administrators?|leads?|desk|department|HR|people ops|staff|committee|"
                               r"specialists?|representatives?)\b", re.I)
 _EXAMPLE = re.compile(r"\W*(?:for example|for instance|e\.g\.|example:)", re.I)
+# A sentence that opens by pointing back ("However, …", "This includes …") leans on the one before.
+_LEANS_BACK = re.compile(r"(?:However|But|Yet|Still|Otherwise|Instead|Therefore|Thus|Hence|In addition|Also|"
+                         r"That|This|These|Those|Such|It|They)\b")
 _OPENING_PRONOUN = re.compile(r"^(?P<pronoun>She|He|Her|His)\b(?P<rest>.*)$", re.S)
 
 # What kind of answer the question asks for, and the sentences that hold one: a "when" wants a
@@ -304,6 +307,12 @@ class ExtractiveGenerator:
         # the date or number asked for. It comes last: a sentence answering another side of the
         # question has the better claim to the room.
         before = next((c for c in candidates if c.rank == best.rank and c.position == best.position - 1), None)
+        if (_LEANS_BACK.match(best.text) and before is not None and before not in picked and not best.tabular
+                and not before.text.rstrip().endswith(":")):
+            # "However, term appointments need to be renewed" says nothing without the sentence
+            # it answers: that one comes right after the best, ahead of every other.
+            picked.insert(1, before)
+            return picked[:MAX_SENTENCES]
         own = {t: w for t, w in weights.items() if t in asked}
         if (others and len(picked) < MAX_SENTENCES and before is not None and before not in picked and not best.tabular
                 and before.score >= 0.5 * best.score and own

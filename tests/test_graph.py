@@ -356,6 +356,15 @@ def test_a_sentence_two_sections_repeat_is_said_once(embedder):
     assert answer.count("Open enrollment is in November") == 1 and "VSP" in answer
 
 
+def test_a_sentence_that_opens_by_pointing_back_comes_with_the_one_before():
+    term = chunk("working-at-tts::term-appointments::0",
+                 "Many TTS employees are hired on term appointments for a maximum of four or eight years. However, "
+                 "term appointments need to be renewed every two years. Your supervisor starts the renewal.")
+    answer = compose("how often do term appointments need renewing?", [term])["answer"]
+    assert answer.startswith("Many TTS employees are hired on term appointments")
+    assert "However, term appointments need to be renewed every two years." in answer
+
+
 def test_a_word_the_evidence_says_differently_is_not_a_knowledge_gap(embedder):
     from rag_graph.nodes.evidence import has_synonym
 
