@@ -338,7 +338,9 @@ def with_list(lead_in: str, items: tuple[str, ...], parts: tuple[str, ...], posi
         return lead_in, position
     naming = [item for item in listed if (term_set(item) - term_set(lead_in)) & asked]
     shown = sum(1 for _ in takewhile(lambda part: LIST_ITEM.match(part), parts[position + 1:]))
-    return f"{lead_in} {'; '.join(naming if len(naming) == 1 else listed)}.", position + shown
+    chosen = naming if len(naming) == 1 else listed
+    joiner = ". " if any(";" in item for item in chosen) else "; "  # a table's rows hold "; " already
+    return f"{lead_in} {joiner.join(chosen)}.", position + shown
 
 
 def _is_heading(sentence: str, heading: frozenset[str]) -> bool:

@@ -159,7 +159,8 @@ def lists(text: str) -> dict[str, tuple[str, ...]]:
     for block in re.split(r"\n\s*\n", text):
         lines = block.splitlines()
         if lines and any(LIST_ITEM.match(line) for line in lines):
-            items = _items(lines)
+            table = [line for line in lines if line.lstrip().startswith("|")]
+            items = _table_sentences(table) if len(table) >= 2 else _items(lines)  # a table's rows, not its rule
             if LIST_ITEM.match(lines[0]):
                 if previous.endswith(":"):
                     out[previous] = tuple(items)

@@ -365,6 +365,16 @@ def test_a_sentence_that_opens_by_pointing_back_comes_with_the_one_before():
     assert "However, term appointments need to be renewed every two years." in answer
 
 
+def test_a_lead_in_to_a_table_is_completed_by_its_rows_not_its_rule_line():
+    laptops = chunk("equipment::your-laptop::0",
+                    "Every employee chooses one of two standard laptops before their first day:\n\n"
+                    "| Model | Memory | Storage |\n|-------|--------|---------|\n"
+                    "| MacBook Pro 14-inch | 36 GB | 1 TB |\n| ThinkPad X1 Carbon | 32 GB | 1 TB |")
+    answer = compose("which standard laptops can an employee choose?", [laptops])["answer"]
+    assert answer == ("Every employee chooses one of two standard laptops before their first day: Model: MacBook Pro "
+                      "14-inch; Memory: 36 GB; Storage: 1 TB. Model: ThinkPad X1 Carbon; Memory: 32 GB; Storage: 1 TB.")
+
+
 def test_a_word_the_evidence_says_differently_is_not_a_knowledge_gap(embedder):
     from rag_graph.nodes.evidence import has_synonym
 
