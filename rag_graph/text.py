@@ -22,8 +22,10 @@ don doesn isn aren wasn weren won shouldn wouldn couldn didn hasn haven per each
 _CLITIC = re.compile(r"'(s|re|ve|d|ll|m|t)$")
 _WORD = re.compile(r"[^\W_]+(?:[.,'’-][^\W_]+)*", re.U)
 LIST_ITEM = re.compile(r"\s*([-*+]|\d+[.)]|\|)\s")
-# A sentence keeps its closing quote or bracket: …not officially “performing work.”
-_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"”’)]))\s+(?=[\"“(]?[A-Z0-9$£€])")
+# A sentence keeps its closing quote or bracket (…not officially “performing work.”), and
+# does not end at an abbreviation ("around March (e.g. Google Docs)", "1800 G St. NW").
+_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"”’)]))(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<!\bSt\.)"
+                           r"(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)\s+(?=[\"“(]?[A-Z0-9$£€])")
 MD_LINK = re.compile(r"!?\[([^\]]*)\]\(([^)\s]*)[^)]*\)")  # a markdown link or image: (label, target)
 
 

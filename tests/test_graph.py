@@ -327,6 +327,8 @@ def test_a_sentence_ending_inside_quotes_keeps_its_quote_and_gets_no_second_full
 
     assert sentences("Comp time is not officially “performing work.” If you leave, it is paid out.") == (
         "Comp time is not officially “performing work.”", "If you leave, it is paid out.")
+    assert sentences("Write it down (e.g. Google Docs or Basecamp). Mail it to 1800 F St. NW by Friday.") == (
+        "Write it down (e.g. Google Docs or Basecamp).", "Mail it to 1800 F St. NW by Friday.")
     assert clean_sentence("It is not officially “performing work.”") == "It is not officially “performing work.”"
     assert clean_sentence("See the leave page (for details)") == "See the leave page (for details)."
 
