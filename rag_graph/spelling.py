@@ -38,6 +38,18 @@ def correct_spelling(text: str, frequency: dict[str, int]) -> str:
     return _TOKEN.sub(fix, text)
 
 
+def corrections(typed: str, read: str) -> list[tuple[str, str]]:
+    """(as typed, as read) for each word `correct_spelling` replaced: it replaces words one for
+    one, so the two texts' words pair up."""
+    return [(a, b) for a, b in zip(_TOKEN.findall(typed), _TOKEN.findall(read)) if a != b]
+
+
+def reading_note(typed: str, read: str) -> str:
+    """ "I read “vacaton” as “vacation”": the asker sees what was searched for; "" if nothing changed."""
+    pairs = corrections(typed, read)
+    return "I read " + ", ".join(f"“{a}” as “{b}”" for a, b in pairs) if pairs else ""
+
+
 def _correctable(word: str, frequency: dict[str, int]) -> bool:
     lower = word.lower()
     if len(word) < MIN_LENGTH or "'" in word or "’" in word or lower in STOPWORDS:

@@ -121,7 +121,8 @@ def test_archived_blog_loses_to_the_handbook_and_the_conflict_is_recorded(engine
     assert "2 days" in record["loser"]["value"] and "3 days" in record["winner"]["value"]
     assert "is current" in record["reason"]
     assert "2 days" in out["answer"] and "supersedes" in out["answer"]  # the user is told briefly
-    assert re.search(r"an archived source, “[^”]+” \(2020\), said 2 days; “[^”]+” supersedes it", out["answer"])
+    assert re.search(r"\(Note: an archived source, “[^”]+” \(2020\), said 2 days; “[^”]+” supersedes it.\)$",
+                     out["answer"])
 
 
 def test_a_conflict_note_does_not_repeat_the_year_its_source_title_holds():
@@ -131,8 +132,8 @@ def test_a_conflict_note_does_not_repeat_the_year_its_source_title_holds():
               "loser": {"chunk_id": "hb-2023::pto::0", "title": "Employee Handbook 2023 (archived)",
                         "effective_date": "2023-01-01", "status": "archived", "value": "22 days"}}
     note = _conflict_note({"contradictions": [record]}, {"hb-2025::pto::0"})
-    assert note == ("(Note: an archived source, “Employee Handbook 2023 (archived)”, said 22 days; "
-                    "“Employee Handbook 2025” supersedes it.)")
+    assert note == ("an archived source, “Employee Handbook 2023 (archived)”, said 22 days; "
+                    "“Employee Handbook 2025” supersedes it.")
 
 
 def test_question_nobody_wrote_about_ends_in_insufficient_context_with_a_gap(engine):

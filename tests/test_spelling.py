@@ -34,3 +34,11 @@ def test_a_question_with_typos_is_answered_as_if_spelt_right(engine):
     out = state["final_output"]
     assert out["status"] == "answered" and "$325" in out["answer"], out["knowledge_gap"]
     assert state["normalized_query"] == "what's the hotel cap per night in London?"
+    # and the asker is told how the question was read
+    assert out["answer"].endswith("(Note: I read “nigth” as “night”, “Londn” as “London”)")
+
+
+def test_a_question_declined_after_a_correction_says_how_it_was_read(engine):
+    out = engine.run("Is pet insurence one of our benefits?")["final_output"]
+    assert out["status"] == "insufficient_context"
+    assert out["knowledge_gap"].endswith("covers “pet” in connection with Insurance. (I read “insurence” as “insurance”.)")

@@ -7,6 +7,7 @@ from langgraph.runtime import Runtime
 
 from ..context import Deps
 from ..redact import clean_for_user
+from ..spelling import reading_note
 from ..state import FinalOutput, State
 from .quality import describe_gap
 
@@ -53,9 +54,15 @@ def _conflict_note(state: State, cited: set[str]) -> str:
                 kind = "an older"
             else:  # a newer source that lost on authority
                 kind = "a less authoritative"
-            return (f"(Note: {kind} source, “{loser['title']}”{when}, said {loser['value']}; "
-                    f"“{winner['title']}” supersedes it.)")
+            return (f"{kind} source, “{loser['title']}”{when}, said {loser['value']}; "
+                    f"“{winner['title']}” supersedes it.")
     return ""
+
+
+def _reading(state: State) -> str:
+    from .query import normalize  # query.py shapes its early endings with final_output, from here
+
+    return reading_note(normalize(state.get("input") or ""), state.get("normalized_query", ""))
 
 
 def finalize_answer(state: State, runtime: Runtime[Deps]) -> dict:
@@ -64,13 +71,18 @@ def finalize_answer(state: State, runtime: Runtime[Deps]) -> dict:
     best = max((c for c in state["context"] if c["chunk_id"] in cited), key=lambda c: c.get("relevance", 0))
     confidence = (0.5 * min(1.0, best.get("similarity", 0.0) / 0.7) + 0.3 * best.get("coverage", 0.0) + 0.2
                   - (0.05 if state.get("contradictions") else 0.0))
-    answer = " ".join(part for part in (state["draft_answer"]["answer"], _conflict_note(state, cited)) if part)
+    # One note after the answer, which the chat adapters show apart from it.
+    notes = [note for note in (_reading(state), _conflict_note(state, cited)) if note]
+    joined = ". ".join([*notes[:1], *(note[0].upper() + note[1:] for note in notes[1:])])
+    answer = state["draft_answer"]["answer"] + (f" (Note: {joined})" if notes else "")
     output = final_output(state, "answered", answer, citations, max(0.0, min(confidence, 0.99)))
     return {"confidence": output["confidence"], "final_output": output}
 
 
 def finalize_insufficient_context(state: State, runtime: Runtime[Deps]) -> dict:
     gap = state.get("knowledge_gap") or describe_gap(state, [])
+    reading = _reading(state)
+    gap += f" ({reading}.)" if reading else ""
     output = final_output(state, "insufficient_context",
                           f"I don't know: I couldn't find this in the knowledge base. {gap}", knowledge_gap=gap)
     return {"knowledge_gap": output["knowledge_gap"], "confidence": 0.0, "citations": [], "final_output": output}
