@@ -42,3 +42,11 @@ def test_a_question_declined_after_a_correction_says_how_it_was_read(engine):
     out = engine.run("Is pet insurence one of our benefits?")["final_output"]
     assert out["status"] == "insufficient_context"
     assert out["knowledge_gap"].endswith("covers “pet” in connection with Insurance. (I read “insurence” as “insurance”.)")
+
+
+def test_a_misspelling_of_something_no_document_covers_is_a_knowledge_gap(engine):
+    # No document writes "sabbatical", so "sabatical" is no typo of a corpus word; it was answered
+    # from the audit-log paragraph, whose "1 year" matched "five years".
+    out = engine.run("is there a sabatical after five years?")["final_output"]
+    assert out["status"] == "insufficient_context"
+    assert "“sabatical”" in out["knowledge_gap"]

@@ -135,12 +135,24 @@ def foreign_terms(question: str, search_query: str, chunks: list[dict], vocabula
     words = [word for word in uncovered_terms(question, chunks, vocabulary) if names_a_subject(word, question)]
     if not words:
         return []
+    # A word neither the corpus nor the dictionary knows, written in lower case, is a misspelling
+    # of something the corpus lacks ("sabatical"): no vector can say what it is close to.
+    unknown = [word for word in words if unknown_word(word, question, vocabulary[0])]
+    words = [word for word in words if word not in unknown]
     reduced = [re.sub(rf"\b{re.escape(word)}\b", " ", search_query, flags=re.I) for word in words]
     best = embedder.encode_passages([chunks[0]["text"]])[0]
     closeness = float(embedder.encode_query(search_query) @ best)
-    foreign = [word for word, without in zip(words, embedder.encode(reduced) @ best)
-               if float(without) - closeness > FOREIGN_MARGIN]
+    foreign = unknown + [word for word, without in zip(words, embedder.encode(reduced) @ best)
+                         if float(without) - closeness > FOREIGN_MARGIN]
     return [word for word in foreign if not has_synonym(word, chunks, embedder)]
+
+
+def unknown_word(word: str, question: str, frequency: dict[str, int]) -> bool:
+    """Five letters or more, in lower case as asked (not a name or an acronym), in no document and
+    no dictionary."""
+    written = re.search(rf"\b{re.escape(word)}\b", question)
+    return (len(word) >= 5 and written is not None and word.isalpha() and stem(word) not in frequency
+            and not getAllLemmas(word))
 
 
 SYNONYM = 0.6  # cosine of two single words that name the same thing ("quit" / "stop", "buy" / "purchasing")
