@@ -148,9 +148,9 @@ def foreign_terms(question: str, search_query: str, chunks: list[dict], vocabula
 
 
 def unknown_word(word: str, question: str, frequency: dict[str, int]) -> bool:
-    """Five letters or more, in lower case as asked (not a name or an acronym), in no document and
-    no dictionary."""
-    written = re.search(rf"\b{re.escape(word)}\b", question)
+    """Five letters or more, in lower case as asked or opening a sentence (not a name or an
+    acronym), in no document and no dictionary."""
+    written = re.search(rf"\b{re.escape(word)}\b|(?:^|[.!?]\s+)(?i:{re.escape(word)})\b", question)
     return (len(word) >= 5 and written is not None and word.isalpha() and stem(word) not in frequency
             and not getAllLemmas(word))
 
