@@ -181,6 +181,15 @@ def test_a_knowledge_gap_names_the_subject_as_the_asker_wrote_it_and_once():
         "Nothing in the knowledge base covers “cap”.")
 
 
+def test_a_gap_near_a_short_heading_names_its_document_too():
+    from rag_graph.nodes.quality import describe_gap
+
+    ok = {"chunk_id": "moonlighting::ok::0", "source_id": "moonlighting", "title": "A Note About Moonlighting",
+          "section": "OK", "similarity": 0.4, "status": "current"}
+    gap = describe_gap({"normalized_query": "can I sit on a startup's board?", "retrieved_chunks": [ok]}, ["startup"])
+    assert gap == "Nothing in the knowledge base covers “startup” in connection with A Note About Moonlighting › OK."
+
+
 def test_a_gap_near_a_heading_that_asks_a_question_reads_as_one_sentence():
     from rag_graph.nodes.quality import describe_gap
 

@@ -157,6 +157,9 @@ def describe_gap(state: State, missing: list[str]) -> str:
     current = [c for c in near if not is_outdated(c)]
     nearest = current[0] if current else None
     topic = (nearest.get("section") or nearest["title"]) if nearest else ""
+    place = nearest["title"] + (f" › {topic}" if topic != nearest["title"] else "") if nearest else ""
+    if "›" not in topic and len(topic.split()) <= 2:
+        topic = place  # "OK" or "Access" alone says nothing of where
     if missing:
         subject = ", ".join(f"“{term}”" for term in missing)
         where = f" in connection with {topic}" if topic else ""
@@ -165,6 +168,5 @@ def describe_gap(state: State, missing: list[str]) -> str:
     if near and not current:
         return f"Only an outdated document ({near[0]['title']}) mentions this; no current document covers it."
     if nearest:
-        place = nearest["title"] + (f" › {topic}" if topic != nearest["title"] else "")
         return f"The closest document ({place}) does not answer this question."
     return "Nothing in the knowledge base is about this question."
