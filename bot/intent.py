@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-Intent = Literal["question", "small_talk", "other"]
+Intent = Literal["question", "small_talk", "help", "other"]
 
 _EMOJI = re.compile(r":[a-z0-9_+'-]+:")
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
@@ -22,11 +22,19 @@ SMALL_TALK_WORDS = frozenset(
     "brilliant excellent super fab neat".split())
 
 
+# Asking what Citebot is for ("what can you do?") is no question for the documents: it gets the
+# help text, not "I don't know".
+_HELP = re.compile(r"(?:help|what (?:can|do) you do|how (?:do i|can i|to) use (?:you|this|citebot)|"
+                   r"who are you|what are you|what is citebot)")
+
+
 def classify(text: str) -> Intent:
     """`text` is plain (mentions already stripped)."""
     words = _WORD.findall(_EMOJI.sub(" ", text.lower()))
     if not words:
         return "small_talk"  # emoji or punctuation only
+    if _HELP.fullmatch(" ".join(words)):
+        return "help"
     if "?" in text or words[0] in QUESTION_STARTS:
         return "question"
     if all(word in SMALL_TALK_WORDS for word in words):

@@ -12,6 +12,7 @@ from slack_sdk.errors import SlackApiError
 from rag_graph.config import Settings
 
 from ..access import Access
+from ..admin import Markup, help_text
 from ..dedupe import RedisSeen, SeenCache
 from ..gaps import GapLog
 from ..intent import classify, mentioned_users
@@ -47,7 +48,7 @@ class Conversations:
             return
         question = plain_text(raw, bot_user_id)
         intent = classify(question)
-        if not addressed and intent == "other":
+        if not addressed and intent in ("other", "help"):
             return
 
         messages: list[dict] = []
@@ -64,10 +65,16 @@ class Conversations:
         if intent == "small_talk":
             self._react(client, channel, ts)
             return
-        turns = history(messages, ts, bot_user_id, bot_id, self.settings.history_turns,
-                        skip_texts=(PLACEHOLDER,))
         # A channel question is answered in its thread; a top-level DM gets a top-level reply.
         reply_in = thread_ts or (None if event.get("channel_type") == "im" else ts)
+        if intent == "help":
+            try:
+                client.chat_postMessage(channel=channel, thread_ts=reply_in, text=help_text(Markup()))
+            except SlackApiError as error:
+                log.warning("chat.postMessage (help) failed in %s: %s", channel, error.response.get("error"))
+            return
+        turns = history(messages, ts, bot_user_id, bot_id, self.settings.history_turns,
+                        skip_texts=(PLACEHOLDER,))
         delivery = Delivery(client, channel, reply_in, uuid.uuid4().hex[:8], set_status, say_stream)
         # Everyone in a channel reads the answer, so the channel decides; in a DM, the asker.
         scope = (self.access.for_user(event["user"], self.usergroups) if event.get("channel_type") == "im"

@@ -101,7 +101,7 @@ class TeamsConversations:
         if not addressed and (others or kind != "channel" or intent != "question" or not self.memory.turns(key)):
             return  # follow-ups without a mention only in reply chains Citebot already answered in
 
-        command = question.lower().rstrip(".!")
+        command = "help" if intent == "help" else question.lower().rstrip(".!")
         if addressed and command in COMMANDS:
             await self._command(context, command)
         elif intent == "small_talk":

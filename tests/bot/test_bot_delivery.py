@@ -88,3 +88,11 @@ def test_channel_chatter_and_threads_without_citebot_are_left_alone(bot, fake):
     bot.say("what time is lunch?", ts="1700000500.000200", thread_ts="1700000500.000100")
     calls = quiet_for(bot)
     assert [c.method for c in calls] == ["conversations.replies"]
+
+
+def test_asking_what_citebot_can_do_gets_the_help_text_not_a_search(bot, fake):
+    bot.mention("what can you do?", ts=MENTION_TS)
+    [reply] = fake.wait_for("chat.postMessage")
+    assert reply.args["thread_ts"] == MENTION_TS
+    assert "answers questions from the company's documents" in reply.args["text"]
+    assert "/citebot status" in reply.args["text"] and "I don't know" not in reply.args["text"]

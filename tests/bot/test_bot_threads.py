@@ -49,6 +49,11 @@ def test_history_is_bounded():
     (":+1:", "small_talk"),
     ("ok got it", "small_talk"),
     ("I'll check with HR tomorrow", "other"),
+    ("help", "help"),
+    ("What can you do?", "help"),
+    ("how do I use you?", "help"),
+    ("help me with my expense report", "other"),
+    ("how do I use the travel card?", "question"),
 ])
 def test_which_thread_messages_are_questions(text, intent):
     assert classify(text) == intent

@@ -79,6 +79,13 @@ def test_small_talk_in_a_personal_chat_gets_a_short_reply_without_the_graph(team
     assert len(reply.text) < 10 and "entities" not in reply.activity
 
 
+def test_asking_what_citebot_can_do_gets_the_help_text_without_the_graph(teams, connector, engine, monkeypatch):
+    monkeypatch.setattr(engine, "ask_cited", lambda *a: (_ for _ in ()).throw(AssertionError("graph ran")))
+    teams.say("What can you do?")
+    [reply] = connector.wait_for("message")
+    assert "answers questions from the company's documents" in reply.text and "reload" in reply.text
+
+
 def test_installing_the_app_in_a_personal_chat_gets_a_welcome(teams, connector):
     status, _ = teams.post(teams.activity(type="conversationUpdate",
                                           membersAdded=[{"id": "28:citebot-app-id"}]))
