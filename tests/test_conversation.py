@@ -166,6 +166,11 @@ def test_a_knowledge_gap_names_a_subject_not_a_frame_word():
     gap = describe_gap({"retrieved_chunks": []}, ["wants", "ago", "sabbatical"])
     assert "“sabbatical”" in gap and "wants" not in gap and "ago" not in gap
     assert "wants" not in describe_gap({"retrieved_chunks": []}, ["wants"])
+    # a phrasal verb says what is done: "sign off" names no sign
+    asked = "who needs to sign off before I buy a new work laptop?"
+    assert "“sign”" not in describe_gap({"normalized_query": asked, "retrieved_chunks": []}, ["sign"])
+    assert "“sign”" in describe_gap({"normalized_query": "where is the fire exit sign?", "retrieved_chunks": []},
+                                    ["sign"])
 
 
 def test_a_knowledge_gap_names_the_subject_as_the_asker_wrote_it_and_once():

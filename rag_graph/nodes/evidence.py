@@ -112,6 +112,8 @@ def names_a_subject(word: str, question: str = "") -> bool:
     if word in _NOT_A_SUBJECT or word in STOPWORDS or stem(word) in STOPWORDS:
         return False
     kinds = getAllLemmas(word)
+    if "VERB" in kinds and re.search(rf"\b{re.escape(word)}\s+(?:off|over|up|out|down|back|through)\b", question, re.I):
+        return False  # a phrasal verb ("sign off", "goes over") says what is done, not to what
     return not kinds or "NOUN" in kinds or "PROPN" in kinds or bool(kind_named(word, question))
 
 
