@@ -42,7 +42,8 @@ def test_a_question_with_typos_is_answered_as_if_spelt_right(engine):
 def test_a_question_declined_after_a_correction_says_how_it_was_read(engine):
     out = engine.run("Is pet insurence one of our benefits?")["final_output"]
     assert out["status"] == "insufficient_context"
-    assert out["knowledge_gap"].endswith("covers “pet” in connection with Insurance. (I read “insurence” as “insurance”.)")
+    assert out["knowledge_gap"].endswith("covers “pet” in connection with Employee Handbook 2025 — Benefits › Insurance. "
+                                         "(I read “insurence” as “insurance”.)")
 
 
 def test_a_misspelling_of_something_no_document_covers_is_a_knowledge_gap(engine):
