@@ -13,6 +13,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
+from lemminflect import getAllLemmas
+
 from .ingest import Corpus
 from .text import STOPWORDS, words
 
@@ -55,6 +57,16 @@ def _names(text: str, common: set[str]) -> list[tuple[str, int]]:
     return out
 
 
+def names_a_thing(heading: str) -> bool:
+    """A one-word heading that English cannot use as a noun ("New", "Fixed" of a changelog,
+    "Remotely") names nothing a thread could be about; "Parking" and "Onboarding" do."""
+    found = words(heading)
+    if len(found) != 1 or found[0].endswith("ing"):
+        return True
+    kinds = getAllLemmas(found[0])
+    return not kinds or "NOUN" in kinds or "PROPN" in kinds
+
+
 def extract(corpus: Corpus) -> list[Entity]:
     """Every entity of the corpus, once per (name, kind, document)."""
     common = _lower_case_words(corpus)
@@ -80,7 +92,7 @@ def extract(corpus: Corpus) -> list[Entity]:
             add(side, "document", document.source_id)
     for chunk in corpus.chunks:
         for heading in (h.strip() for h in chunk.section.split("›")):
-            if heading and shared[heading.lower()] < TEMPLATE_HEADING_SHARE:
+            if heading and shared[heading.lower()] < TEMPLATE_HEADING_SHARE and names_a_thing(heading):
                 add(heading, "section", chunk.source_id)
         for paragraph in re.split(r"\n\s*\n", chunk.body):
             for name, end in _names(paragraph, common):

@@ -378,6 +378,17 @@ def test_a_lead_in_to_a_table_is_completed_by_its_rows_not_its_rule_line():
                       "14-inch; Memory: 36 GB; Storage: 1 TB. Model: ThinkPad X1 Carbon; Memory: 32 GB; Storage: 1 TB.")
 
 
+def test_a_changelog_heading_like_new_or_fixed_is_no_subject_of_a_thread(engine):
+    # The changelog's "### New" made "New" of "New York" the subject of a hotel thread
+    mentions = engine.index.entities().mentions("and in New York? what about Fixed and Parking?")
+    assert "New" not in [m.entity.name for m in mentions] and "Fixed" not in [m.entity.name for m in mentions]
+    history = [{"role": "user", "content": "what's the hotel limit in London?"},
+               {"role": "assistant", "content": "The nightly hotel cap is $250 including taxes."},
+               {"role": "user", "content": "and in New York?"},
+               {"role": "assistant", "content": "In high-cost cities the cap is $325 per night."}]
+    assert "(new)" not in engine.run("does that include breakfast?", history)["retrieval_query"]
+
+
 def test_a_word_the_evidence_says_differently_is_not_a_knowledge_gap(embedder):
     from rag_graph.nodes.evidence import has_synonym
 
