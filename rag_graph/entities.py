@@ -44,11 +44,13 @@ def _lower_case_words(corpus: Corpus) -> set[str]:
 
 def _names(text: str, common: set[str]) -> list[tuple[str, int]]:
     """(name, end offset) of every run of capitalised words that is a name: words the corpus
-    also writes in lower case ("Leave is…" opening a sentence) are not part of one."""
+    also writes in lower case ("Leave is…" opening a sentence) are not part of one, except
+    inside a sentence, where the capital is the name's own ("…offices in New York")."""
     out = []
     for match in _NAME.finditer(text):
         parts = match.group(0).split()
-        while parts and (parts[0].lower() in common or parts[0].lower() in STOPWORDS):
+        opening = not re.search(r"[\w,;()]\s*$", text[: match.start()])  # nothing of its sentence before it
+        while parts and ((opening and parts[0].lower() in common) or parts[0].lower() in STOPWORDS):
             parts = parts[1:]
         while parts and (parts[-1].lower() in common or parts[-1].lower() in STOPWORDS):
             parts = parts[:-1]

@@ -382,6 +382,8 @@ def test_a_changelog_heading_like_new_or_fixed_is_no_subject_of_a_thread(engine)
     # The changelog's "### New" made "New" of "New York" the subject of a hotel thread
     mentions = engine.index.entities().mentions("and in New York? what about Fixed and Parking?")
     assert "New" not in [m.entity.name for m in mentions] and "Fixed" not in [m.entity.name for m in mentions]
+    # and the travel policy's "(New York, San Francisco, …)" names New York, not York
+    assert [m.entity.name for m in mentions][:1] == ["New York"]
     history = [{"role": "user", "content": "what's the hotel limit in London?"},
                {"role": "assistant", "content": "The nightly hotel cap is $250 including taxes."},
                {"role": "user", "content": "and in New York?"},
