@@ -19,6 +19,9 @@ from .ingest import Corpus
 from .text import STOPWORDS, words
 
 KINDS = ("document", "section", "name")
+# Stored with the gazetteer: a `citebot index` with no document changed extracts it again when
+# this differs, so a change to the rules below reaches indexes already built.
+EXTRACTOR_VERSION = 2
 MAX_WORDS = 6  # longest entity looked for in a question
 TEMPLATE_HEADING_SHARE = 3  # a heading that many documents share ("Overview") names no subject
 

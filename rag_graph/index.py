@@ -26,7 +26,7 @@ from lancedb.index import FTS
 from lancedb.rerankers import RRFReranker
 
 from .embeddings import Embedder, checked
-from .entities import Gazetteer, extract
+from .entities import EXTRACTOR_VERSION, Gazetteer, extract
 from .entities import rows as entity_rows
 from . import published
 from .errors import IndexNotReady, RefreshError, RefreshInProgress
@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 TABLE = "chunks"
 ENTITY_TABLE = "entities"  # the corpus's gazetteer (entities.py), rewritten with every change
 _ENTITY_SCHEMA = pa.schema([("name", pa.string()), ("kind", pa.string()), ("source_id", pa.string()),
-                            ("person", pa.bool_())])
+                            ("person", pa.bool_())], metadata={"extractor": str(EXTRACTOR_VERSION)})
 SERVING_TAG = "serving"
 PUBLISHED_TAG = "published-{}"  # one per published version, the newest KEEP_PUBLISHED kept
 KEEP_PUBLISHED = 3
@@ -405,7 +405,7 @@ class Index:
                 self._publish(table)
             elif self.version == table.version and self._stored_vocabulary(table.version) is None:
                 self._save_vocabulary(table, corpus)  # counted with an older stemmer: count again
-            if ENTITY_TABLE not in self._db.list_tables().tables:
+            if not self._entities_current():
                 self._store_entities(corpus)
             return self._finish(corpus, 0, 0, started, self.version, built_from)
 
@@ -470,6 +470,13 @@ class Index:
         word = max(probe.body.split(), key=len, default="")
         if word and not table.search(word, query_type="fts").limit(1).to_list():
             raise RefreshError("full-text index does not answer")
+
+    def _entities_current(self) -> bool:
+        """The stored gazetteer exists and was extracted by today's rules."""
+        if ENTITY_TABLE not in self._db.list_tables().tables:
+            return False
+        metadata = self._db.open_table(ENTITY_TABLE).schema.metadata or {}
+        return metadata.get(b"extractor") == str(EXTRACTOR_VERSION).encode()
 
     def _store_entities(self, corpus: Corpus) -> None:
         data = pa.Table.from_pylist(entity_rows(extract(corpus)), schema=_ENTITY_SCHEMA)

@@ -3,6 +3,7 @@ import threading
 import time
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from rag_graph import index as index_module
@@ -197,3 +198,18 @@ def test_term_counts_of_an_older_stemmer_are_counted_again_and_stored_by_the_nex
     stats = upgraded.refresh(corpus)
     assert stats.embedded == 0 and stats.version == upgraded.version
     assert Index(str(tmp_path / "db"), embedder)._stored_vocabulary(upgraded.version)["dog"] == 1
+
+
+def test_a_gazetteer_extracted_by_older_rules_is_extracted_again_by_the_next_index(tmp_path, corpus, embedder):
+    """The gazetteer is rewritten when documents change; after an upgrade of the extraction rules
+    (a changelog's "New" is no subject any more), `citebot index` with no document changed
+    rewrites it too, without encoding anything."""
+    index = Index(str(tmp_path / "db"), embedder)
+    index.refresh(corpus)
+    older = pa.schema(list(index_module._ENTITY_SCHEMA), metadata={"extractor": "1"})
+    stale = pa.Table.from_pylist([{"name": "New", "kind": "section", "source_id": "x", "person": False}], schema=older)
+    index._db.create_table(index_module.ENTITY_TABLE, data=stale, schema=older, mode="overwrite")
+    assert [m.entity.name for m in Index(str(tmp_path / "db"), embedder).entities().mentions("New")] == ["New"]
+    stats = Index(str(tmp_path / "db"), embedder).refresh(corpus)
+    assert stats.embedded == 0
+    assert Index(str(tmp_path / "db"), embedder).entities().mentions("New") == []
