@@ -153,6 +153,11 @@ def _items(lines: list[str]) -> list[str]:
     return [" ".join(line.strip() for line in item) for item in item_lines(lines)]
 
 
+def _table_lines(lines: list[str]) -> list[str]:
+    """The lines of a block that are table rows (two or more of them make a table)."""
+    return [line for line in lines if line.lstrip().startswith("|")]
+
+
 @lru_cache(maxsize=4096)
 def lists(text: str) -> dict[str, tuple[str, ...]]:
     """Each lead-in sentence ending in ":" (as `sentences` gives it) -> every item of the list
@@ -161,7 +166,7 @@ def lists(text: str) -> dict[str, tuple[str, ...]]:
     for block in re.split(r"\n\s*\n", text):
         lines = block.splitlines()
         if lines and any(LIST_ITEM.match(line) for line in lines):
-            table = [line for line in lines if line.lstrip().startswith("|")]
+            table = _table_lines(lines)
             items = _table_sentences(table) if len(table) >= 2 else _items(lines)  # a table's rows, not its rule
             if LIST_ITEM.match(lines[0]):
                 if previous.endswith(":"):
@@ -176,8 +181,7 @@ def lists(text: str) -> dict[str, tuple[str, ...]]:
 @lru_cache(maxsize=4096)
 def table_sentences(text: str) -> frozenset[str]:
     """The sentences `sentences` makes of the text's tables: rows, or the cells of wide rows."""
-    tables = ([line for line in block.splitlines() if line.lstrip().startswith("|")]
-              for block in re.split(r"\n\s*\n", text))
+    tables = (_table_lines(block.splitlines()) for block in re.split(r"\n\s*\n", text))
     return frozenset(sentence for table in tables if len(table) >= 2 for sentence in _table_sentences(table))
 
 
@@ -187,9 +191,9 @@ def sentences(text: str) -> tuple[str, ...]:
     out = []
     for block in re.split(r"\n\s*\n", text):
         lines = block.splitlines()
-        table = [line for line in lines if line.lstrip().startswith("|")]
+        table = _table_lines(lines)
         if len(table) >= 2:
-            prose = [line for line in lines if not line.lstrip().startswith("|")]
+            prose = [line for line in lines if line not in table]
             out.extend(sentences("\n".join(prose)) if prose else [])
             out.extend(_table_sentences(table))
             continue

@@ -6,6 +6,7 @@ import logging
 from langgraph.runtime import Runtime
 
 from ..context import Deps
+from ..message import normalize
 from ..redact import clean_for_user
 from ..spelling import reading_note
 from ..state import FinalOutput, State
@@ -60,8 +61,6 @@ def _conflict_note(state: State, cited: set[str]) -> str:
 
 
 def _reading(state: State) -> str:
-    from .query import normalize  # query.py shapes its early endings with final_output, from here
-
     return reading_note(normalize(state.get("input") or ""), state.get("normalized_query", ""))
 
 

@@ -1,7 +1,6 @@
 """Question handling: validate and normalise the input, resolve follow-ups, rewrite weak queries."""
 from __future__ import annotations
 
-import html
 import logging
 import re
 import unicodedata
@@ -11,6 +10,7 @@ from langgraph.runtime import Runtime
 from ..config import MAX_QUESTION_CHARS, RetrievalConfig
 from ..context import Deps
 from ..entities import Entity, Gazetteer
+from ..message import normalize
 from ..spelling import correct_spelling
 from ..state import State
 from ..text import STOPWORDS, stem, words
@@ -18,10 +18,6 @@ from .finalize import final_output
 
 log = logging.getLogger(__name__)
 
-_MENTION = re.compile(r"<[@!](?:[A-Z0-9]+|subteam\^[A-Z0-9]+|here|channel|everyone)(?:\|[^>]*)?>")
-_CHANNEL = re.compile(r"<#[A-Z0-9]+(?:\|([^>]*))?>")
-_LINK = re.compile(r"<((?:https?|mailto):[^>|]+)(?:\|([^>]*))?>")
-_EMOJI_CODE = re.compile(r":[a-z0-9_+\-']+:")
 _FOLLOW_UP_OPENERS = ("and ", "what about", "how about", "what if", "same for", "also ", "or ",
                       "but ", "then ", "so ")
 _REFERRING = frozenset("he she him her his hers they them their it its this that these those there "
@@ -30,18 +26,6 @@ _PERSONAL = re.compile(r"\b(she|he|her|him|his|hers)\b", re.I)
 MAX_CARRIED = 4  # words of the previous question a bare follow-up borrows
 QUESTION_WORDS = frozenset("who what when where why how which whose can could do does is are "
                             "was were will would should".split())
-
-
-def normalize(raw: str) -> str:
-    """Slack markup to plain text, control characters out, whitespace collapsed."""
-    text = _MENTION.sub(" ", raw)
-    text = _CHANNEL.sub(lambda m: f"#{m.group(1) or 'channel'}", text)
-    text = _LINK.sub(lambda m: m.group(2) or m.group(1), text)
-    text = html.unescape(text)  # Slack escapes &, < and > in message text
-    text = _EMOJI_CODE.sub(" ", text)
-    text = text.replace("```", " ").replace("`", "")
-    text = "".join(ch if unicodedata.category(ch)[0] != "C" else " " for ch in text)
-    return re.sub(r"\s+", " ", text).strip()
 
 
 def problem_with(raw: str, normalized: str) -> str | None:
