@@ -30,11 +30,19 @@ _FORM_FIELD = re.compile(r"^\W*(name|title|signature|signed|date|by|position|wit
 # A "who" question wants a sentence that names someone: a person the corpus names (its gazetteer
 # knows them), a role or team, or an address to write to. Any run of capitalised words is no
 # name ("Visit the Live Captioning InSite page").
-_ASKS_PERSON = re.compile(r"\bwho(m|se)?\b", re.I)
+# "Who" opens the question or a clause of it ("…, who do they contact?", "to whom"); after a noun it
+# is no question ("can we pay an outside expert who comes to talk?").
+_ASKS_PERSON = re.compile(r"(?:^|[,;:()–—-]\s*|\b(?:and|but|so|or|then|to|know|sure|wonder|wondering|tell me|ask)\s+)who(?:m|se)?\b", re.I)
 _ROLE_OR_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+\.\w+|\b(supervisors?|managers?|directors?|team|office|officers?|"
                               r"coordinators?|administrators?|leads?|desk|department|HR|people ops|staff|committee|"
                               r"specialists?|representatives?)\b", re.I)
 _EXAMPLE = re.compile(r"\W*(?:for example|for instance|e\.g\.|example:)", re.I)
+# A sentence that only sends the reader elsewhere ("Visit the [Live Captioning page](…) for
+# further details.") answers nothing itself; only a "where" question is answered by it.
+_POINTER = re.compile(r"\W*(?:please\s+)?(?:see|visit|check(?: out)?|refer to|read|go to|head to|review)\b"
+                      r"(?=.*(?:\]\(|\b(?:page|site|website|handbook|guide)\b))", re.I | re.S)
+_ASKS_PLACE = re.compile(r"\bwhere\b", re.I)
+POINTER_PENALTY = 0.3
 # A sentence that opens by pointing back ("However, …", "This includes …") leans on the one before.
 _LEANS_BACK = re.compile(r"(?:However|But|Yet|Still|Otherwise|Instead|Therefore|Thus|Hence|In addition|Also|"
                          r"That|This|These|Those|Such|It|They)\b")
@@ -265,6 +273,8 @@ class ExtractiveGenerator:
                 typed = holds_answer(sentence, wanted, people)
                 if typed:
                     score += ANSWER_TYPE_BONUS
+                if _POINTER.match(sentence) and len(words(link_labels(sentence))) <= 20 and not _ASKS_PLACE.search(asker):
+                    score -= POINTER_PENALTY
                 out.append(_Candidate(score, score, rank, position, sentence, chunk["chunk_id"], own, heading,
                                       tuple(chunk.get("answers_parts") or ()), typed, last, tabular))
         return out

@@ -794,3 +794,39 @@ def test_an_example_is_not_the_rule_it_illustrates(embedder):
                  title="Family Medical Leave Act (FMLA)", section="How FMLA works", relevance=0.6)
     draft = compose("how much unpaid time under FMLA can I take to care for a sick parent?", [fmla], embedder)
     assert "12 unpaid weeks" in draft["answer"] and not draft["answer"].startswith("For example"), draft["answer"]
+
+
+def test_a_sentence_that_only_points_to_a_page_is_no_answer(embedder):
+    # 18F's captioning section ends "Visit the [Live Captioning InSite page](…) for further
+    # details."; its link label holds the question's words, but the reader learns nothing from it
+    # (and the link itself is not shown: redact.limit_links).
+    title = "Deaf and hard of hearing"
+    pointer = chunk("deaf-hoh::cart-captioning::3",
+                    "- Confirmation information will be emailed to the Requestor’s Name with the captioning URL.\n\n"
+                    "Visit the\n[Live Captioning InSite page](https://insite.gsa.gov/employee-resources/"
+                    "information-technology/do-it-yourself-self-help/virtual-and-online-meetings/closed-captioning)\n"
+                    "for further details.",
+                    title=title, section="CART captioning")
+    zoom = chunk("deaf-hoh::integrating-with-zoom-for-government::0",
+                 "To integrate captions from the provided captioner with Zoom:\n\n"
+                 "- You must be signed in and the meeting host or co-host and in the meeting.\n"
+                 "- Select the three dots button on the captioner’s square and click **Assign a participant to type**.\n"
+                 "- If this is not visible, head to the bottom toolbar and select **Live Transcript** and then "
+                 "**Set up manual captioner**.", title=title, section="Integrating with Zoom for Government")
+    email = chunk("deaf-hoh::cart-captioning::2",
+                  "To access captioning services:\n\n- Send an email at least 12 hours prior to the meeting "
+                  "(2-3 days is preferred) to [BISCOORD@BISWORLD.COM](mailto:BISCOORD@BISWORLD.COM) with the "
+                  "event title, date and times.", title=title, section="CART captioning")
+    answer = compose("how do I get live captioning for a meeting?", [pointer, zoom, email], embedder)["answer"]
+    assert not answer.startswith("Visit the"), answer
+
+
+def test_who_after_a_noun_asks_for_no_one():
+    # "…an outside expert who comes to talk…" asks whether, not who: no sentence naming a team
+    # or an office is preferred for it
+    assert wanted_answer("can we pay an outside expert who comes to talk to our guild?") == []
+    assert wanted_answer("is there a bonus if I refer someone who gets hired?") == []
+    for question in ("who approves my trip?", "my landlord wants proof of salary - who do they contact?",
+                     "on a programming team, who writes the heartbeat?", "to whom do I send the form?",
+                     "I'm not sure who to ask about parking"):
+        assert wanted_answer(question), question
