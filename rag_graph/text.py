@@ -34,6 +34,28 @@ def link_labels(markdown: str) -> str:
     return MD_LINK.sub(r"\1", markdown)
 
 
+_ACRONYM = re.compile(r"\b[A-Z]{2,6}\b")
+
+
+@lru_cache(maxsize=256)
+def _written_out(acronym: str) -> re.Pattern:
+    """"CEO" -> Chief Executive Officer, Chief of Executive Officers…: one capitalised word per
+    letter, "of", "and", "for" or "&" allowed between them."""
+    return re.compile(r"\b" + r"\s+(?:(?:of|and|for|&)\s+)?".join(f"{letter}[a-z]+" for letter in acronym) + r"\b")
+
+
+def spells_out(acronym: str, text: str) -> bool:
+    """The text writes the acronym out: "Chief Executive Officer" for "CEO"."""
+    return _written_out(acronym).search(text) is not None
+
+
+def spelled_out_terms(query: str, text: str) -> set[str]:
+    """The terms of the query's acronyms that the text writes out only in words: a table that says
+    "Chief Technology Officer" holds the "CTO" of "who's our CTO?"."""
+    return {t for acronym in set(_ACRONYM.findall(query)) if acronym not in text and spells_out(acronym, text)
+            for t in terms(acronym)}
+
+
 def words(text: str) -> list[str]:
     """Lower-case words without accents; a hyphenated word also yields its joined form and its
     parts, so "Wi-Fi" matches "wifi" and "wi-fi" alike."""

@@ -9,7 +9,7 @@ import pytest
 
 from rag_graph.config import RetrievalConfig
 from rag_graph.context import Deps
-from rag_graph.entities import Gazetteer
+from rag_graph.entities import Entity, Gazetteer
 from rag_graph.generation import ExtractiveGenerator, holds_answer, wanted_answer
 from rag_graph.graph import build_graph
 from rag_graph.text import term_set
@@ -830,3 +830,26 @@ def test_who_after_a_noun_asks_for_no_one():
                      "on a programming team, who writes the heartbeat?", "to whom do I send the form?",
                      "I'm not sure who to ask about parking"):
         assert wanted_answer(question), question
+
+
+def test_who_holds_a_role_is_answered_with_a_name_the_table_spells_out(engine):
+    # The bundled who's-who table says "Chief Executive Officer"; the phishing advice "Attackers
+    # pretend to be our CEO, our finance team…" holds the word but names nobody.
+    ceo = engine.ask("Who is the CEO?")
+    assert ceo["status"] == "answered" and "Dana Okafor" in ceo["answer"] and "Attackers" not in ceo["answer"]
+    # "CTO" is written nowhere: the table's "Chief Technology Officer" is what the asker means.
+    cto = engine.ask("who's our CTO?")
+    assert cto["status"] == "answered" and "Marcus Lindqvist" in cto["answer"]
+
+
+def test_a_role_that_no_document_gives_a_name_to_is_not_answered_with_the_role(embedder):
+    # 37signals: "Our COO runs the All Hands…" says what the COO does, not who the COO is.
+    rituals = chunk("our-rituals::all-hands::0", "At the end of every cycle we hold an All Hands on Zoom. Our COO runs "
+                    "the All Hands, but many people across departments may present on topics close to them.")
+    support = chunk("support::help::0", "You will always have access to our Support team through Help Scout, our "
+                    "support response tool.", similarity=0.3)
+    gazetteer = Gazetteer([Entity("All Hands", "section", "our-rituals"), Entity("Help Scout", "name", "support")])
+    generator = ExtractiveGenerator(FakeRetriever([rituals, support]).vocabulary, embedder, lambda: gazetteer)
+    assert generator.generate("who is our COO?", [rituals, support], "")["answer"] == ""
+    # what the COO does is still answered
+    assert "Our COO runs the All Hands" in generator.generate("what does our COO do?", [rituals, support], "")["answer"]

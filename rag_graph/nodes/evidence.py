@@ -11,7 +11,7 @@ import numpy as np
 
 from lemminflect import getAllLemmas
 
-from ..text import STOPWORDS, idf, sentences, stem, term_set, terms
+from ..text import STOPWORDS, idf, sentences, spelled_out_terms, stem, term_set, terms
 from ..text import words as _words
 
 # Weights of cosine similarity, term coverage and BM25 (relative to the best BM25 of the query)
@@ -40,7 +40,7 @@ def relevance_scores(query: str, chunks: list[dict], vocabulary) -> list[dict]:
     best_keyword = max([float(c.get("keyword_score") or 0.0) for c in chunks] + [1e-9])
     scored = []
     for chunk in chunks:
-        have = term_set(chunk["text"])
+        have = term_set(chunk["text"]) | spelled_out_terms(query, chunk["text"])
         coverage = sum(w for t, w in weights.items() if t in have) / total
         similarity = float(chunk.get("similarity") or 0.0)
         keyword = float(chunk.get("keyword_score") or 0.0) / best_keyword
@@ -85,7 +85,7 @@ def uncovered_terms(query: str, chunks: list[dict], vocabulary, min_share: float
     """Query words that carry real weight yet occur in none of the chunks."""
     weights = subject_weights(query, vocabulary)
     total = sum(weights.values()) or 1.0
-    seen = set().union(*(term_set(c["text"]) for c in chunks)) if chunks else set()
+    seen = set().union(*(term_set(c["text"]) | spelled_out_terms(query, c["text"]) for c in chunks)) if chunks else set()
     stems = [t for t, w in weights.items() if t not in seen and w / total >= min_share]
     originals = {}  # each stem as the asker wrote it, "wi-fi" included
     for token in _TOKEN.findall(query.lower()):
