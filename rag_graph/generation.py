@@ -204,8 +204,15 @@ class ExtractiveGenerator:
             length += len(text) + (len(subject) + 2) * label + 1
         out, previous = [], None
         several = len({subjects[c.chunk_id] for c, _, _ in kept}) > 1  # what did not fit names nothing
-        for candidate, text, label in sorted(kept, key=lambda k: (k[0].rank, k[0].position)):
+        ordered = sorted(kept, key=lambda k: (k[0].rank, k[0].position))
+        for at, (candidate, text, label) in enumerate(ordered):
             subject = subjects[candidate.chunk_id]
+            following = ordered[at + 1][0] if at + 1 < len(ordered) else None
+            if text.endswith(":") and not (following and following.rank == candidate.rank
+                                           and following.position > candidate.last
+                                           and (following.tabular or LIST_ITEM.match(following.text))):
+                # a lead-in whose long list is not shown ("…11 public holidays in 2025:") is a statement
+                text = text[:-1] + "."
             if several and label and subject != previous:  # once per run of one document's sentences
                 text = f"{subject}: {text}"
             previous = subject

@@ -159,12 +159,28 @@ def _table_sentences(lines: list[str]) -> list[str]:
     return out
 
 
+_ORDERED = re.compile(r"\s*(\d+)[.)]\s")
+
+
+def item_starts(lines: list[str]) -> list[bool]:
+    """Which lines of a block open a list item or a table row. A number that hard wrapping put
+    at a line's start ("…manager of the Platform team in\n2023. She owns…") opens none: as in
+    CommonMark, only "1." starts a list inside a paragraph."""
+    out, in_list = [], False
+    for line in lines:
+        ordered = _ORDERED.match(line)
+        starts = bool(LIST_ITEM.match(line)) and (in_list or not out or not ordered or ordered[1] == "1")
+        out.append(starts)
+        in_list = in_list or starts
+    return out
+
+
 def item_lines(lines: list[str]) -> list[list[str]]:
     """Lines grouped into list items and table rows, each with the lines it wraps onto
     (hard-wrapped Markdown); lines before the first item form one group."""
     items: list[list[str]] = []
-    for line in lines:
-        if items and not LIST_ITEM.match(line):
+    for line, starts in zip(lines, item_starts(lines)):
+        if items and not starts:
             items[-1].append(line)
         else:
             items.append([line])
@@ -187,7 +203,7 @@ def lists(text: str) -> dict[str, tuple[str, ...]]:
     out, previous = {}, ""
     for block in re.split(r"\n\s*\n", text):
         lines = block.splitlines()
-        if lines and any(LIST_ITEM.match(line) for line in lines):
+        if lines and any(item_starts(lines)):
             table = _table_lines(lines)
             items = _table_sentences(table) if len(table) >= 2 else _items(lines)  # a table's rows, not its rule
             if LIST_ITEM.match(lines[0]):
@@ -219,7 +235,7 @@ def sentences(text: str) -> tuple[str, ...]:
             out.extend(sentences("\n".join(prose)) if prose else [])
             out.extend(_table_sentences(table))
             continue
-        if any(LIST_ITEM.match(line) for line in lines):
+        if any(item_starts(lines)):
             out.extend(_items(lines))
             continue
         out.extend(part.strip() for part in _SENTENCE_END.split(" ".join(l.strip() for l in lines)))

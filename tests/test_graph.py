@@ -853,3 +853,17 @@ def test_a_role_that_no_document_gives_a_name_to_is_not_answered_with_the_role(e
     assert generator.generate("who is our COO?", [rituals, support], "")["answer"] == ""
     # what the COO does is still answered
     assert "Our COO runs the All Hands" in generator.generate("what does our COO do?", [rituals, support], "")["answer"]
+
+
+def test_a_year_that_wraps_to_the_start_of_a_line_is_no_list_number(engine):
+    # "…became manager of the Platform team in\n2023. She owns…": read as an item "2023.", the year
+    # was cut and the answer said "…manager of the Platform team in."
+    out = engine.ask("who is Freya?")
+    assert "manager of the Platform team in 2023." in out["answer"]
+
+
+def test_a_lead_in_whose_long_list_is_not_shown_reads_as_a_statement(engine):
+    # "Orrinfold observes 11 public holidays in 2025:" is followed by an 11-row table; it joined the
+    # answer as "…in 2025: On top of these, the office closes…"
+    answer = engine.ask("when is the office closed for the holidays?")["answer"]
+    assert "Quiet Week" in answer and ": On top of these" not in answer
