@@ -116,6 +116,7 @@ def clean_sentence(sentence: str) -> str:
     text = re.sub(r"[*_`]{1,3}", "", text)
     text = re.sub(r"[\u200b-\u200d\u2060\ufeff]", "", text)  # zero-width characters
     text = re.sub(r"\s+", " ", text).strip()
+    text = re.sub(r"(?<=[^\W\d_]) : ", ": ", text)  # a definition list's "Term\n: definition"
     # A list item that runs on into the next ("Jury leave, and") ends where it stands.
     text = re.sub(r"(?:[,;]?\s+(?:and|or))?\s*[,;]+$|[,;]?\s+(?:and|or)$", "", text)
     if text and not re.search(r"[.!?:][\"”’')\]]*$", text):  # "…not “performing work.”" has its end

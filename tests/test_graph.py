@@ -867,3 +867,16 @@ def test_a_lead_in_whose_long_list_is_not_shown_reads_as_a_statement(engine):
     # answer as "…in 2025: On top of these, the office closes…"
     answer = engine.ask("when is the office closed for the holidays?")["answer"]
     assert "Quiet Week" in answer and ": On top of these" not in answer
+
+
+def test_a_question_asking_what_something_looks_like_is_about_that_thing(engine):
+    # "look" is no word a section on hotels would hold: it was named as the missing subject
+    out = engine.ask("what does the hotel cap look like?")
+    assert out["status"] == "answered" and "$250" in out["answer"]
+    assert engine.ask("what does the expense process look like?")["status"] == "answered"
+
+
+def test_a_glossary_definition_reads_as_term_colon_definition(engine):
+    # the glossary's definition list ("**Quiet Week**\n: The days between…") read "Quiet Week : The days"
+    answer = engine.ask("what's the deal with Quiet Week?")["answer"]
+    assert "Quiet Week: The days between Christmas and New Year" in answer

@@ -22,11 +22,17 @@ WEIGHTS = (0.59, 0.35, 0.06)
 _TOKEN = re.compile(r"[^\W_]+(?:-[^\W_]+)*")  # a word as written, hyphens and all ("part-time", "wi-fi")
 
 
+# Phrases that ask for a description of their subject and name nothing a document would write:
+# "what does a cycle look like?" is about a cycle, and no section on cycles says "look".
+_DESCRIBE = re.compile(r"\blooks? like\b|\bwhat(?:'s|’s| is) the (?:deal|story) with\b|\btell me (?:more )?about\b", re.I)
+
+
 def query_weights(query: str, vocabulary: tuple[dict[str, int], int]) -> dict[str, float]:
     """Rarity weight of each of the query's terms. A hyphenated word the corpus never writes
     joined ("part-time" where documents say "part time") counts as its parts only: its joined
     form would be a word no chunk can contain, the rarest term of the query and a false gap."""
     frequency, total = vocabulary
+    query = _DESCRIBE.sub(" ", query)
     unwritten = {t for word in _TOKEN.findall(query) if "-" in word for t in terms(word.replace("-", ""))
                  if t not in frequency}
     return {term: idf(frequency.get(term, 0), total) for term in dict.fromkeys(terms(query))
