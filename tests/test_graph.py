@@ -880,3 +880,20 @@ def test_a_glossary_definition_reads_as_term_colon_definition(engine):
     # the glossary's definition list ("**Quiet Week**\n: The days between…") read "Quiet Week : The days"
     answer = engine.ask("what's the deal with Quiet Week?")["answer"]
     assert "Quiet Week: The days between Christmas and New Year" in answer
+
+
+def test_a_third_question_still_knows_what_the_thread_is_about(engine):
+    # The second question carried "expense"; the third used to carry only the second's own words
+    # ("long") and was answered from the changelog's approval flows.
+    history = [{"role": "user", "content": "how do I submit an expense?"},
+               {"role": "assistant", "content": "Submit it in Expensify with a photo of the receipt."},
+               {"role": "user", "content": "how long do I have?"},
+               {"role": "assistant", "content": "All expenses are submitted in Expensify within 30 days of the purchase."}]
+    state = engine.run("who approves it?", history)
+    assert "expense" in state["retrieval_query"]
+    assert "Your manager" in state["final_output"]["answer"]
+    history = [{"role": "user", "content": "what's the wellness allowance?"},
+               {"role": "assistant", "content": "A wellness allowance of $75 per month."},
+               {"role": "user", "content": "how is it paid?"},
+               {"role": "assistant", "content": "It is paid through payroll."}]
+    assert "wellness allowance" in engine.run("does it cover a meditation app?", history)["retrieval_query"]

@@ -57,53 +57,63 @@ def resolve_follow_up(question: str, history: list[dict], gazetteer: Gazetteer |
     asked = gazetteer.mentions(question)
     named = {w for m in asked for w in m.entity.key}
     personal = bool(_PERSONAL.search(question))
-    subject = thread_subject(history, gazetteer, personal=personal)
+    previous = previous_question(history, gazetteer)
+    subject = thread_subject(history, previous, gazetteer, personal=personal)
     if subject is not None and any(m.entity.kind == subject.kind for m in asked):
         subject = None  # "what about Team?" after Enterprise: a new subject of the same kind replaces the old
-    replaced = _replaced(own, history) if opener else set()
+    replaced = _replaced(own, previous) if opener else set()
     if subject is not None and replaced & set(subject.key):
         subject = None  # "and my vacation days?" after "sick days": not about sick leave any more
     carried = [w for w in (subject.key if subject else ()) if w not in own and w not in STOPWORDS]
     # "it", "that" or "they" may be any noun of the last question ("live captions", not just the
     # "deaf colleague" the gazetteer knows); only "she" or "his" is surely the person named.
     if subject is None or opener or not set(own) - named or not personal:
-        carried += _predicate(history, gazetteer, exclude=set(own) | set(carried) | replaced)
+        carried += _predicate(previous, gazetteer, exclude=set(own) | set(carried) | replaced)
     carried = list(dict.fromkeys(carried))
     return f"{question} ({' '.join(carried)})" if carried else question
 
 
-def thread_subject(history: list[dict], gazetteer: Gazetteer, personal: bool) -> Entity | None:
+def previous_question(history: list[dict], gazetteer: Gazetteer) -> str:
+    """The asker's last question as it was searched: a follow-up with what it carried ("how is
+    it paid? (wellness allowance)"), so that a third question still knows the thread's subject."""
+    for at in range(len(history) - 1, -1, -1):
+        if history[at]["role"] == "user":
+            return resolve_follow_up(history[at]["content"], history[:at], gazetteer)
+    return ""
+
+
+def thread_subject(history: list[dict], previous: str, gazetteer: Gazetteer, personal: bool) -> Entity | None:
     """The entity the thread is about: for "she" or "his", the person last named (often in the
-    answer); otherwise the longest entity of the asker's previous question or, when that names
-    none ("what turns depot data into dashboards?"), the longest entity of more than one word
-    in the answer to it ("Skyline Analytics …"). An answer quotes the document that holds the
-    subject; a single word of it is too often incidental ("supervisor", "GSA", "September")."""
+    answer); otherwise the longest entity of the asker's previous question (as searched, with
+    what it carried) or, when that names none ("what turns depot data into dashboards?"), the
+    longest entity of more than one word in the answer to it ("Skyline Analytics …"). An answer
+    quotes the document that holds the subject; a single word of it is too often incidental
+    ("supervisor", "GSA", "September")."""
     turns = list(reversed(history))
     if personal:
         people = [m.entity for t in turns for m in gazetteer.mentions(t["content"], where=lambda e: e.person)]
         names = [m.entity for t in turns
                  for m in gazetteer.mentions(t["content"], where=lambda e: e.kind == "name" and len(e.key) > 1)]
         return (people or names or [None])[0]
-    mentions = gazetteer.mentions(last_turn(history, "user"))
+    mentions = gazetteer.mentions(previous)
     if not mentions:
         mentions = gazetteer.mentions(last_turn(history, "assistant"), where=lambda e: len(e.key) > 1)
     return max(mentions, key=lambda m: len(m.entity.key)).entity if mentions else None
 
 
-def _replaced(own: list[str], history: list[dict]) -> set[str]:
+def _replaced(own: list[str], previous: str) -> set[str]:
     """The words of the previous question that the follow-up's own phrase replaces: "and my
     vacation days?" after "do I lose my unused sick days?" ends in the same word ("days"), so
     its "vacation" takes the place of "sick", which is not carried over."""
     if len(own) < 2:
         return set()  # a bare "and days?" names nothing to replace with
-    previous, head = words(last_turn(history, "user")), stem(own[-1])
-    return {before for before, word in zip(previous, previous[1:])
+    said, head = words(previous), stem(own[-1])
+    return {before for before, word in zip(said, said[1:])
             if stem(word) == head and before not in own and before not in STOPWORDS}
 
 
-def _predicate(history: list[dict], gazetteer: Gazetteer, exclude: set[str]) -> list[str]:
+def _predicate(previous: str, gazetteer: Gazetteer, exclude: set[str]) -> list[str]:
     """What the previous question asked, without the subject it asked it about."""
-    previous = last_turn(history, "user")
     subject = {w for m in gazetteer.mentions(previous) for w in m.entity.key}
     return [w for w in words(previous) if w not in STOPWORDS and w not in QUESTION_WORDS
             and w not in exclude and w not in subject][:MAX_CARRIED]
