@@ -21,7 +21,7 @@ from .text import STOPWORDS, words
 KINDS = ("document", "section", "name")
 # Stored with the gazetteer: a `citebot index` with no document changed extracts it again when
 # this differs, so a change to the rules below reaches indexes already built.
-EXTRACTOR_VERSION = 2
+EXTRACTOR_VERSION = 3
 MAX_WORDS = 6  # longest entity looked for in a question
 TEMPLATE_HEADING_SHARE = 3  # a heading that many documents share ("Overview") names no subject
 
@@ -99,11 +99,25 @@ def extract(corpus: Corpus) -> list[Entity]:
         for heading in (h.strip() for h in chunk.section.split("›")):
             if heading and shared[heading.lower()] < TEMPLATE_HEADING_SHARE and names_a_thing(heading):
                 add(heading, "section", chunk.source_id)
+                for name, _ in _names(heading, common):  # "Jonah Whitfield" of "Jonah Whitfield, Office Manager"
+                    add(name, "name", chunk.source_id)
         for paragraph in re.split(r"\n\s*\n", chunk.body):
             for name, end in _names(paragraph, common):
                 add(name, "name", chunk.source_id, person=bool(_PERSONAL.search(paragraph[end:])))
-    # A person named once with a pronoun after it is a person wherever the corpus names them.
-    people = {e.name.lower() for e in found.values() if e.person and 2 <= len(e.name.split()) <= 3}
+    # A person named once with a pronoun after it is a person wherever the corpus names them. A
+    # first name with a pronoun after it ("Jonah joined in 2021. He runs…") is the person whose
+    # full name the same document gives ("### Jonah Whitfield, Office Manager"), and so is the
+    # first name itself.
+    full_names = {}
+    for e in found.values():
+        if 2 <= len(e.name.split()) <= 3:
+            full_names.setdefault((e.name.split()[0].lower(), e.source_id), set()).add(e.name.lower())
+    people = set()
+    for e in found.values():
+        if e.person and 2 <= len(e.name.split()) <= 3:
+            people.add(e.name.lower())
+        elif e.person and len(e.name.split()) == 1 and len(full_names.get((e.name.lower(), e.source_id), ())) == 1:
+            people |= {e.name.lower(), *full_names[(e.name.lower(), e.source_id)]}
     return [Entity(e.name, e.kind, e.source_id, e.name.lower() in people) for e in found.values()]
 
 

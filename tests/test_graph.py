@@ -897,3 +897,17 @@ def test_a_third_question_still_knows_what_the_thread_is_about(engine):
                {"role": "user", "content": "how is it paid?"},
                {"role": "assistant", "content": "It is paid through payroll."}]
     assert "wellness allowance" in engine.run("does it cover a meditation app?", history)["retrieval_query"]
+
+
+def test_a_person_introduced_by_a_heading_and_then_by_first_name_is_the_subject_of_he(engine):
+    # "### Jonah Whitfield, Office and IT Operations Manager" / "Jonah joined in July 2021 … He
+    # hands out laptops…": Jonah is a person, so "he" in the next question is Jonah
+    people = {m.entity.name for m in engine.index.entities().mentions("Jonah Whitfield and Jonah",
+                                                                      where=lambda e: e.person)}
+    assert people == {"Jonah Whitfield", "Jonah"}
+    history = [{"role": "user", "content": "who runs the Denver office?"},
+               {"role": "assistant", "content": "Jonah joined in July 2021 and runs the Denver office, IT equipment "
+                                                "and the front desk."}]
+    state = engine.run("what else does he do?", history)
+    assert "jonah" in state["retrieval_query"]
+    assert "hands out laptops and badges" in state["final_output"]["answer"]
