@@ -217,3 +217,13 @@ def test_a_follow_up_phrase_replaces_its_counterpart_in_the_previous_question():
     assert "sick" not in carried
     # Without a counterpart ("what about contractors?"), the subject is carried as before.
     assert "sick" in resolve_follow_up("and what about contractors?", history, gazetteer)
+
+
+def test_a_follow_up_of_a_follow_up_carries_what_the_thread_began_with():
+    # No entity names the subject here: the laptop is carried as the first question's words
+    history = [{"role": "user", "content": "do I get to pick my own work laptop?"},
+               {"role": "assistant", "content": "Yes, you choose the model and specs within reason."},
+               {"role": "user", "content": "can I swap it for a newer one down the road?"},
+               {"role": "assistant", "content": "You can upgrade your computer at any time when it no longer serves you."}]
+    _, carried = split_follow_up(resolve_follow_up("who needs to okay that?", history, Gazetteer([])))
+    assert "laptop" in carried.split() and "swap" in carried.split()

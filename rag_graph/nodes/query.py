@@ -113,10 +113,13 @@ def _replaced(own: list[str], previous: str) -> set[str]:
 
 
 def _predicate(previous: str, gazetteer: Gazetteer, exclude: set[str]) -> list[str]:
-    """What the previous question asked, without the subject it asked it about."""
+    """What the previous question asked, without the subject it asked it about; when it was a
+    follow-up itself, what it carried comes too ("who needs to okay that?" after "can I swap it
+    for a newer one? (pick own work laptop)" is about swapping a laptop)."""
     subject = {w for m in gazetteer.mentions(previous) for w in m.entity.key}
-    return [w for w in words(previous) if w not in STOPWORDS and w not in QUESTION_WORDS
-            and w not in exclude and w not in subject][:MAX_CARRIED]
+    own, carried = split_follow_up(previous)
+    return [w for part in (own, carried) for w in [w for w in words(part) if w not in STOPWORDS and w not in QUESTION_WORDS
+                                                 and w not in exclude and w not in subject][:MAX_CARRIED]]
 
 
 def last_turn(history: list[dict], role: str) -> str:
