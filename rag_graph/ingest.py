@@ -57,6 +57,11 @@ _SLACK_CHANNEL = re.compile(r"\{%-?\s*slack_channel\s+[\"']#?(?P<name>[^\"']+)[\
 _HTML_ANCHOR = re.compile(r"<a\s[^>]*?href=[\"']([^\"']*)[\"'][^>]*>(.*?)</a>", re.S | re.I)
 _FENCED_BLOCK = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1[^\n]*$", re.S | re.M)
 _ANY_TAG = re.compile(r"\{%.*?%\}|\{\{.*?\}\}", re.S)
+# A reference-style link ("[local travel][local-travel]", defined by "[local-travel]: …" further
+# down) reads as its text and points where its definition says; the definition line is no text.
+_REFERENCE_DEFINITION = re.compile(
+    r"^[ \t]{0,3}\[(?P<label>[^\]\n]+)\]:(?:[ \t]*\n)?[ \t]*(?P<target>\{%.*?%\}|<[^>\n]*>|\S+)(?:[ \t]+[\"'(][^\n]*)?[ \t]*$", re.M)
+_REFERENCE_LINK = re.compile(r"\[(?P<text>[^\[\]]+)\]\[(?P<label>[^\[\]]*)\]")
 
 
 @dataclass
@@ -148,7 +153,7 @@ def load_corpus(root: Path | str, exclude: tuple[str, ...] = DEFAULT_EXCLUDE) ->
 
 def parse_document(raw: str, relative_path: str) -> Document:
     meta, body = split_front_matter(raw)
-    body, shortcode_links = render_shortcodes(body)
+    body, shortcode_links = render_shortcodes(resolve_reference_links(body))
     body = _HTML_COMMENT.sub("", drop_internal_sections(body))
     first_heading = next((m.group(2) for m in map(_HEADING.match, body.splitlines()) if m), None)
     # Other formats keep their extension in the id, so a.pdf and a.md may sit side by side.
@@ -196,6 +201,28 @@ def _audience(value) -> list[str]:
     if not isinstance(names, list) or not all(isinstance(n, str) and n.strip() for n in names):
         raise FrontMatterError(f"audience must be a group name or a list of group names, got {value!r}")
     return sorted({n.strip().lower() for n in names})
+
+
+def resolve_reference_links(body: str) -> str:
+    """Reference-style links as inline ones, their definitions removed (CommonMark: labels match
+    case-insensitively, whitespace collapsed; "[text][]" uses the text as its label). An
+    undefined reference is left as written, as a renderer shows it."""
+    targets: dict[str, str] = {}
+    for m in _REFERENCE_DEFINITION.finditer(body):
+        targets.setdefault(_label(m["label"]), m["target"].strip("<>"))
+    if not targets:
+        return body
+    body = _REFERENCE_DEFINITION.sub("", body)
+
+    def inline(m: re.Match) -> str:
+        target = targets.get(_label(m["label"] or m["text"]))
+        return f"[{m['text']}]({target})" if target is not None else m.group(0)
+
+    return _REFERENCE_LINK.sub(inline, body)
+
+
+def _label(label: str) -> str:
+    return re.sub(r"\s+", " ", label).strip().lower()
 
 
 def render_shortcodes(body: str) -> tuple[str, list[str]]:

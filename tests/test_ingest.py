@@ -225,3 +225,18 @@ def test_a_pages_own_search_keywords_are_searched_with_every_chunk_but_never_quo
     [chunk] = chunk_document(document)
     assert "subsidy" in chunk.text and "bus fare" in chunk.text and "commuting" in chunk.text
     assert "subsidy" not in chunk.body  # the answer is drawn from the body alone
+
+
+def test_reference_style_links_read_as_their_text_and_their_definitions_are_no_text():
+    # 18F's travel-101 page: "[local travel][local-travel]" reached answers as written
+    raw = ("# Travel 101\n\nYou can also get reimbursed for other things, such as [local travel][local-travel] "
+           "or, for supervisors, [professional liability\ninsurance][pli]. Complete the [CGE Form][CGEform]. "
+           "A [bracketed note][nowhere] stays.\n\n"
+           "[local-travel]: {% page \"/travel-and-leave/travel-guide-faq/#local-voucher\" %}\n"
+           "[pli]: https://insurance.example/liability \"Liability\"\n"
+           "[cgeform]:\n  https://www.gsa.gov/forms-library/cge-access-request\n")
+    document = parse_document(raw, "getting-started/travel-101.md")
+    assert "such as local travel or, for supervisors, [professional liability\ninsurance](https://insurance.example/liability)" in document.body
+    assert "[CGE Form](https://www.gsa.gov/forms-library/cge-access-request)" in document.body
+    assert "[bracketed note][nowhere]" in document.body  # undefined: shown as written
+    assert "]:" not in document.body and "/travel-and-leave/travel-guide-faq/#local-voucher" in document.links
