@@ -14,10 +14,10 @@ from itertools import takewhile
 from typing import Callable
 
 from .entities import Gazetteer
-from .nodes.evidence import query_weights
+from .nodes.evidence import holds_role, query_weights, role_asked
 from .nodes.query import split_follow_up
-from .text import (LIST_ITEM, STOPWORDS, link_labels, lists, sentences, spells_out, table_sentences, term_set, terms,
-                   weighted_coverage, words)
+from .text import (LIST_ITEM, STOPWORDS, link_labels, lists, sentences, table_sentences, term_set, terms, weighted_coverage,
+                   words)
 
 MAX_SENTENCES = 3
 MAX_ANSWER_CHARS = 600
@@ -37,11 +37,6 @@ _ASKS_PERSON = re.compile(r"(?:^|[,;:()–—-]\s*|\b(?:and|but|so|or|then|to|kn
 _ROLE_OR_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+\.\w+|\b(supervisors?|managers?|directors?|team|office|officers?|"
                               r"coordinators?|administrators?|leads?|desk|department|HR|people ops|staff|committee|"
                               r"specialists?|representatives?)\b", re.I)
-# "Who is our COO?" asks who holds a role: "Our COO runs the All Hands" names the role, not its
-# holder, and is no answer; only a sentence that names someone is (else the bot says it doesn't know).
-_ASKS_HOLDER = re.compile(r"^\W*who\s*(?:is|are|was|'s|’s)\s+(?:our|the|your|my)\s+(?:[\w-]+\s+){0,3}?"
-                          r"(?P<role>CEO|COO|CTO|CFO|CIO|CISO|CPO|CRO|CMO|VP|founders?|co-?founders?|president|chair\w*|"
-                          r"owner|boss|head of [\w ]+|director of [\w ]+)\W*$", re.I)
 _EXAMPLE = re.compile(r"\W*(?:for example|for instance|e\.g\.|example:)", re.I)
 # A sentence that only sends the reader elsewhere ("Visit the [Live Captioning page](…) for
 # further details.") answers nothing itself; only a "where" question is answered by it.
@@ -265,7 +260,7 @@ class ExtractiveGenerator:
         wanted, asked = wanted_answer(asker), set(terms(asker))
         gazetteer = self.entities() if self.entities is not None else None
         people = gazetteer if _ASKS_PERSON.search(asker) else None
-        holder = _ASKS_HOLDER.search(asker)
+        role = role_asked(asker)
         out = []
         for rank, chunk in enumerate(context):
             heading = term_set(f"{chunk['title']} {chunk.get('section', '')}")
@@ -281,7 +276,7 @@ class ExtractiveGenerator:
                     continue
                 if gazetteer is not None:
                     sentence = name_the_subject(sentence, chunk, gazetteer)
-                    if holder and not (names_someone(sentence, gazetteer, asked) and holds_role(sentence, holder["role"])):
+                    if role and not (names_someone(sentence, gazetteer, asked) and holds_role(sentence, role)):
                         continue
                 own = term_set(sentence)
                 score = (weighted_coverage(weights, own) + 0.35 * weighted_coverage(weights, heading - own)
@@ -394,12 +389,6 @@ def names_someone(sentence: str, gazetteer: Gazetteer, asked: set[str]) -> bool:
     return any(m.entity.person or (m.entity.kind == "name" and len(m.entity.key) >= 2
                                    and not term_set(m.entity.name) & asked)
                for m in gazetteer.mentions(link_labels(sentence)))
-
-
-def holds_role(sentence: str, role: str) -> bool:
-    """The sentence names the role, as the asker wrote it or, for an acronym, written out
-    ("CEO": "Chief Executive Officer")."""
-    return term_set(role) <= term_set(sentence) or (role.isupper() and spells_out(role, sentence))
 
 
 def wanted_answer(question: str) -> list[re.Pattern]:

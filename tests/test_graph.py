@@ -12,6 +12,7 @@ from rag_graph.context import Deps
 from rag_graph.entities import Entity, Gazetteer
 from rag_graph.generation import ExtractiveGenerator, holds_answer, wanted_answer
 from rag_graph.graph import build_graph
+from rag_graph.nodes.quality import describe_gap
 from rag_graph.text import term_set
 
 SPEC_NODES = {
@@ -853,6 +854,9 @@ def test_a_role_that_no_document_gives_a_name_to_is_not_answered_with_the_role(e
     assert generator.generate("who is our COO?", [rituals, support], "")["answer"] == ""
     # what the COO does is still answered
     assert "Our COO runs the All Hands" in generator.generate("what does our COO do?", [rituals, support], "")["answer"]
+    # and the bot says what it found instead
+    gap = describe_gap({"normalized_query": "who is our COO?", "ranked_chunks": [rituals, support]}, [])
+    assert gap == "The closest document (Our Rituals › All Hands) mentions the COO but does not say who that is."
 
 
 def test_a_year_that_wraps_to_the_start_of_a_line_is_no_list_number(engine):

@@ -11,7 +11,7 @@ import numpy as np
 
 from lemminflect import getAllLemmas
 
-from ..text import STOPWORDS, idf, sentences, spelled_out_terms, stem, term_set, terms
+from ..text import STOPWORDS, idf, sentences, spelled_out_terms, spells_out, stem, term_set, terms
 from ..text import words as _words
 
 # Weights of cosine similarity, term coverage and BM25 (relative to the best BM25 of the query)
@@ -25,6 +25,25 @@ _TOKEN = re.compile(r"[^\W_]+(?:-[^\W_]+)*")  # a word as written, hyphens and a
 # Phrases that ask for a description of their subject and name nothing a document would write:
 # "what does a cycle look like?" is about a cycle, and no section on cycles says "look".
 _DESCRIBE = re.compile(r"\blooks? like\b|\bwhat(?:'s|’s| is) the (?:deal|story) with\b|\btell me (?:more )?about\b", re.I)
+
+
+# "Who is our COO?" asks who holds a role: "Our COO runs the All Hands" names the role, not its
+# holder, and is no answer; only a sentence that names someone is (else the bot says it doesn't know).
+_ASKS_HOLDER = re.compile(r"^\W*who\s*(?:is|are|was|'s|’s)\s+(?:our|the|your|my)\s+(?:[\w-]+\s+){0,3}?"
+                          r"(?P<role>CEO|COO|CTO|CFO|CIO|CISO|CPO|CRO|CMO|VP|founders?|co-?founders?|president|chair\w*|"
+                          r"owner|boss|head of [\w ]+|director of [\w ]+)\W*$", re.I)
+
+
+def role_asked(question: str) -> str:
+    """The role whose holder the question asks for ("COO" of "who is our COO?"), "" if none."""
+    match = _ASKS_HOLDER.search(question)
+    return match["role"] if match else ""
+
+
+def holds_role(text: str, role: str) -> bool:
+    """The text names the role, as the asker wrote it or, for an acronym, written out
+    ("CEO": "Chief Executive Officer")."""
+    return term_set(role) <= term_set(text) or (role.isupper() and spells_out(role, text))
 
 
 def query_weights(query: str, vocabulary: tuple[dict[str, int], int]) -> dict[str, float]:

@@ -8,8 +8,8 @@ from langgraph.runtime import Runtime
 from ..context import Deps
 from ..state import State
 from ..text import sentences, spelled_out_terms, term_set, weighted_coverage
-from .evidence import (foreign_terms, kind_named, names_a_subject, query_weights, relevance_scores, subject_weights,
-                       uncovered_terms, values)
+from .evidence import (foreign_terms, holds_role, kind_named, names_a_subject, query_weights, relevance_scores,
+                       role_asked, subject_weights, uncovered_terms, values)
 
 MIN_COVERAGE = 0.5  # a chunk below the similarity threshold survives if it holds half the query
 STRONG_SIMILARITY = 0.5  # a match this close needs no lexical confirmation
@@ -168,6 +168,9 @@ def describe_gap(state: State, missing: list[str]) -> str:
         return f"Nothing in the knowledge base covers {subject}{where}" + ("" if where.endswith(("?", "!", ".")) else ".")
     if near and not current:
         return f"Only an outdated document ({near[0]['title']}) mentions this; no current document covers it."
+    role = role_asked(question)
+    if nearest and role and holds_role(nearest["text"], role):
+        return f"The closest document ({place}) mentions the {role} but does not say who that is."
     if nearest:
         return f"The closest document ({place}) does not answer this question."
     return "Nothing in the knowledge base is about this question."
