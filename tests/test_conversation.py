@@ -227,3 +227,16 @@ def test_a_follow_up_of_a_follow_up_carries_what_the_thread_began_with():
                {"role": "assistant", "content": "You can upgrade your computer at any time when it no longer serves you."}]
     _, carried = split_follow_up(resolve_follow_up("who needs to okay that?", history, Gazetteer([])))
     assert "laptop" in carried.split() and "swap" in carried.split()
+
+
+def test_a_follow_up_naming_a_subject_of_its_own_leaves_the_old_subject_behind():
+    gazetteer = Gazetteer([Entity("Health Insurance", "section", "benefits-and-perks"),
+                           Entity("Retirement Plan", "section", "benefits-and-perks")])
+    history = [{"role": "user", "content": "how much is the 401k match?"},
+               {"role": "assistant", "content": "37signals matches 100% of what you contribute, up to 6% of your salary."},
+               {"role": "user", "content": "when can I enroll?"},
+               {"role": "assistant", "content": "You are eligible to enroll in the 401K plan with your first paycheck."}]
+    _, carried = split_follow_up(resolve_follow_up("what about health insurance?", history, gazetteer))
+    assert carried.split() == ["enroll"]  # what was asked, not the 401k it was asked of
+    # "it" still refers back
+    assert "401k" in resolve_follow_up("who manages it?", history, gazetteer)

@@ -68,7 +68,10 @@ def resolve_follow_up(question: str, history: list[dict], gazetteer: Gazetteer |
     # "it", "that" or "they" may be any noun of the last question ("live captions", not just the
     # "deaf colleague" the gazetteer knows); only "she" or "his" is surely the person named.
     if subject is None or opener or not set(own) - named or not personal:
-        carried += _predicate(previous, gazetteer, exclude=set(own) | set(carried) | replaced)
+        # "what about health insurance?" names a subject of its own: what the previous question
+        # asked comes along, not the subject that question had carried (the 401k match).
+        carried += _predicate(previous, gazetteer, exclude=set(own) | set(carried) | replaced,
+                              with_carried=not (asked and not referring))
     carried = list(dict.fromkeys(carried))
     return f"{question} ({' '.join(carried)})" if carried else question
 
@@ -112,13 +115,13 @@ def _replaced(own: list[str], previous: str) -> set[str]:
             if stem(word) == head and before not in own and before not in STOPWORDS}
 
 
-def _predicate(previous: str, gazetteer: Gazetteer, exclude: set[str]) -> list[str]:
+def _predicate(previous: str, gazetteer: Gazetteer, exclude: set[str], with_carried: bool = True) -> list[str]:
     """What the previous question asked, without the subject it asked it about; when it was a
     follow-up itself, what it carried comes too ("who needs to okay that?" after "can I swap it
     for a newer one? (pick own work laptop)" is about swapping a laptop)."""
     subject = {w for m in gazetteer.mentions(previous) for w in m.entity.key}
     own, carried = split_follow_up(previous)
-    return [w for part in (own, carried) for w in [w for w in words(part) if w not in STOPWORDS and w not in QUESTION_WORDS
+    return [w for part in (own, carried if with_carried else "") for w in [w for w in words(part) if w not in STOPWORDS and w not in QUESTION_WORDS
                                                  and w not in exclude and w not in subject][:MAX_CARRIED]]
 
 
