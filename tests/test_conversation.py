@@ -240,3 +240,9 @@ def test_a_follow_up_naming_a_subject_of_its_own_leaves_the_old_subject_behind()
     assert carried.split() == ["enroll"]  # what was asked, not the 401k it was asked of
     # "it" still refers back
     assert "401k" in resolve_follow_up("who manages it?", history, gazetteer)
+
+
+def test_a_very_long_thread_is_resolved_without_reading_all_of_it():
+    history = [{"role": role, "content": f"what about the {n}th laptop?" if role == "user" else "It has 32 GB."}
+               for n in range(3000) for role in ("user", "assistant")]
+    assert resolve_follow_up("and the memory?", history, Gazetteer([])).startswith("and the memory? (")

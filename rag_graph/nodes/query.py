@@ -24,6 +24,7 @@ _REFERRING = frozenset("he she him her his hers they them their it its this that
                        "one ones same".split())
 _PERSONAL = re.compile(r"\b(she|he|her|him|his|hers)\b", re.I)
 MAX_CARRIED = 4  # words of the previous question a bare follow-up borrows
+RESOLVED_TURNS = 6  # earlier messages the previous question is resolved against (three exchanges)
 QUESTION_WORDS = frozenset("who what when where why how which whose can could do does is are "
                             "was were will would should".split())
 
@@ -81,7 +82,8 @@ def previous_question(history: list[dict], gazetteer: Gazetteer) -> str:
     it paid? (wellness allowance)"), so that a third question still knows the thread's subject."""
     for at in range(len(history) - 1, -1, -1):
         if history[at]["role"] == "user":
-            return resolve_follow_up(history[at]["content"], history[:at], gazetteer)
+            # read in the light of the few turns before it, however long the thread
+            return resolve_follow_up(history[at]["content"], history[max(0, at - RESOLVED_TURNS):at], gazetteer)
     return ""
 
 
