@@ -30,9 +30,8 @@ _TEMPLATE_TAG = re.compile(r"\{%.*?%\}|\{\{.*?\}\}", re.S)
 _FORM_FIELD = re.compile(r"^\W*(name|title|signature|signed|date|by|position|witness|printed name)\s*:\s*\S{0,30}\W*$", re.I)
 # A "who" question wants a sentence that names someone: a person the corpus names (its gazetteer
 # knows them), a role or team, or an address to write to. Any run of capitalised words is no
-# name ("Visit the Live Captioning InSite page").
-# "Who" opens the question or a clause of it ("…, who do they contact?", "to whom"); after a noun it
-# is no question ("can we pay an outside expert who comes to talk?").
+# name ("Visit the Live Captioning InSite page"). "Who" opens the question or a clause of it
+# ("…, who do they contact?", "to whom"); after a noun it asks nothing ("an expert who comes to talk").
 _ASKS_PERSON = re.compile(r"(?:^|[,;:()–—-]\s*|\b(?:and|but|so|or|then|to|know|sure|wonder|wondering|tell me|ask)\s+)who(?:m|se)?\b", re.I)
 _ROLE_OR_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+\.\w+|\b(supervisors?|managers?|directors?|team|office|officers?|"
                               r"coordinators?|administrators?|leads?|desk|department|HR|people ops|staff|committee|"

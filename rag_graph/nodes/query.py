@@ -123,8 +123,12 @@ def _predicate(previous: str, gazetteer: Gazetteer, exclude: set[str], with_carr
     for a newer one? (pick own work laptop)" is about swapping a laptop)."""
     subject = {w for m in gazetteer.mentions(previous) for w in m.entity.key}
     own, carried = split_follow_up(previous)
-    return [w for part in (own, carried if with_carried else "") for w in [w for w in words(part) if w not in STOPWORDS and w not in QUESTION_WORDS
-                                                 and w not in exclude and w not in subject][:MAX_CARRIED]]
+    out = []
+    for part in (own, carried) if with_carried else (own,):
+        kept = [w for w in words(part) if w not in STOPWORDS and w not in QUESTION_WORDS
+                and w not in exclude and w not in subject]
+        out += kept[:MAX_CARRIED]
+    return out
 
 
 def last_turn(history: list[dict], role: str) -> str:
