@@ -49,11 +49,12 @@ def spells_out(acronym: str, text: str) -> bool:
     return _written_out(acronym).search(text) is not None
 
 
-def spelled_out_terms(query: str, text: str) -> set[str]:
-    """The terms of the query's acronyms that the text writes out only in words: a table that says
-    "Chief Technology Officer" holds the "CTO" of "who's our CTO?"."""
-    return {t for acronym in set(_ACRONYM.findall(query)) if acronym not in text and spells_out(acronym, text)
-            for t in terms(acronym)}
+def terms_held(query: str, text: str) -> frozenset[str]:
+    """The text's terms, plus those of the query's acronyms that the text writes out only in
+    words: a table that says "Chief Technology Officer" holds the "CTO" of "who's our CTO?"."""
+    spelled = {t for acronym in set(_ACRONYM.findall(query)) if acronym not in text and spells_out(acronym, text)
+               for t in terms(acronym)}
+    return term_set(text) | spelled
 
 
 def words(text: str) -> list[str]:

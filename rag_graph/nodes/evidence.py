@@ -11,7 +11,7 @@ import numpy as np
 
 from lemminflect import getAllLemmas
 
-from ..text import STOPWORDS, idf, sentences, spelled_out_terms, spells_out, stem, term_set, terms
+from ..text import STOPWORDS, idf, sentences, stem, term_set, terms, terms_held
 from ..text import words as _words
 
 # Weights of cosine similarity, term coverage and BM25 (relative to the best BM25 of the query)
@@ -43,7 +43,7 @@ def role_asked(question: str) -> str:
 def holds_role(text: str, role: str) -> bool:
     """The text names the role, as the asker wrote it or, for an acronym, written out
     ("CEO": "Chief Executive Officer")."""
-    return term_set(role) <= term_set(text) or (role.isupper() and spells_out(role, text))
+    return term_set(role) <= terms_held(role, text)
 
 
 def query_weights(query: str, vocabulary: tuple[dict[str, int], int]) -> dict[str, float]:
@@ -65,7 +65,7 @@ def relevance_scores(query: str, chunks: list[dict], vocabulary) -> list[dict]:
     best_keyword = max([float(c.get("keyword_score") or 0.0) for c in chunks] + [1e-9])
     scored = []
     for chunk in chunks:
-        have = term_set(chunk["text"]) | spelled_out_terms(query, chunk["text"])
+        have = terms_held(query, chunk["text"])
         coverage = sum(w for t, w in weights.items() if t in have) / total
         similarity = float(chunk.get("similarity") or 0.0)
         keyword = float(chunk.get("keyword_score") or 0.0) / best_keyword
@@ -110,7 +110,7 @@ def uncovered_terms(query: str, chunks: list[dict], vocabulary, min_share: float
     """Query words that carry real weight yet occur in none of the chunks."""
     weights = subject_weights(query, vocabulary)
     total = sum(weights.values()) or 1.0
-    seen = set().union(*(term_set(c["text"]) | spelled_out_terms(query, c["text"]) for c in chunks)) if chunks else set()
+    seen = set().union(*(terms_held(query, c["text"]) for c in chunks)) if chunks else set()
     stems = [t for t, w in weights.items() if t not in seen and w / total >= min_share]
     originals = {}  # each stem as the asker wrote it, "wi-fi" included
     for token in _TOKEN.findall(query.lower()):

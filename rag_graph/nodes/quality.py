@@ -7,7 +7,7 @@ from langgraph.runtime import Runtime
 
 from ..context import Deps
 from ..state import State
-from ..text import sentences, spelled_out_terms, term_set, weighted_coverage
+from ..text import sentences, term_set, terms_held, weighted_coverage
 from .evidence import (foreign_terms, holds_role, kind_named, names_a_subject, query_weights, relevance_scores,
                        role_asked, subject_weights, uncovered_terms, values)
 
@@ -116,8 +116,7 @@ def subject_coverage(query: str, chunk: dict, vocabulary) -> float:
     frame it ("policy", "cap", "how long") or say what the asker does ("hit", "sign"): what the
     question is about."""
     weights = subject_weights(query, vocabulary)
-    have = term_set(chunk["text"]) | spelled_out_terms(query, chunk["text"])
-    return weighted_coverage(weights, have) if weights else chunk["coverage"]
+    return weighted_coverage(weights, terms_held(query, chunk["text"])) if weights else chunk["coverage"]
 
 
 def is_strong(similarity: float, coverage: float) -> bool:
