@@ -16,7 +16,7 @@ from typing import Callable
 from .entities import Gazetteer
 from .nodes.evidence import holds_role, query_weights, role_asked
 from .nodes.query import split_follow_up
-from .text import (LIST_ITEM, STOPWORDS, link_labels, lists, sentences, table_sentences, term_set, terms, weighted_coverage,
+from .text import (LIST_ITEM, STOPWORDS, lead_ins, link_labels, lists, sentences, table_sentences, term_set, terms, weighted_coverage,
                    words)
 
 MAX_SENTENCES = 3
@@ -132,6 +132,8 @@ class _Candidate:
     typed: bool = False  # holds the kind of answer asked for (a date for "when")
     last: int = -1  # the position of the last sentence it holds (a lead-in holds its list)
     tabular: bool = False  # a table's row or cell: its neighbours are siblings, not its context
+    lead_in: str = ""  # a list item's: the sentence that leads in to its list ("…in advance for:")
+    lead_at: int = -1  # and that sentence's position among the chunk's (-1: too short to be one)
 
     def __post_init__(self):
         self.last = max(self.last, self.position)
@@ -193,15 +195,20 @@ class ExtractiveGenerator:
             subject = subjects[candidate.chunk_id]
             # Answers from several documents say which is which ("Leave types: …").
             label = several and not term_set(subject) <= candidate.terms
-            if kept and length + len(text) + (len(subject) + 2) * label > MAX_ANSWER_CHARS:
+            lead = len(lead_in(candidate, picked))
+            if kept and length + len(text) + lead + (len(subject) + 2) * label > MAX_ANSWER_CHARS:
                 continue
             kept.append((candidate, text, label))
-            length += len(text) + (len(subject) + 2) * label + 1
+            length += len(text) + lead + (len(subject) + 2) * label + 1
         out, previous = [], None
         several = len({subjects[c.chunk_id] for c, _, _ in kept}) > 1  # what did not fit names nothing
         ordered = sorted(kept, key=lambda k: (k[0].rank, k[0].position))
+        led = set()  # the lists whose lead-in is shown
         for at, (candidate, text, label) in enumerate(ordered):
             subject = subjects[candidate.chunk_id]
+            if (candidate.rank, candidate.lead_in) not in led and lead_in(candidate, picked):
+                led.add((candidate.rank, candidate.lead_in))
+                text = f"{lead_in(candidate, picked)} {text}"
             following = ordered[at + 1][0] if at + 1 < len(ordered) else None
             if text.endswith(":") and not (following and following.rank == candidate.rank
                                            and following.position > candidate.last
@@ -264,9 +271,11 @@ class ExtractiveGenerator:
         for rank, chunk in enumerate(context):
             heading = term_set(f"{chunk['title']} {chunk.get('section', '')}")
             parts, tables = sentences(chunk["body"]), table_sentences(chunk["body"])
+            led = lead_ins(chunk["body"])
             for position, sentence in enumerate(parts):
                 if _PLACEHOLDER.search(sentence) or _FORM_FIELD.match(sentence):
                     continue
+                lead = led.get(sentence, "") if sentence not in tables else ""  # a row names its columns
                 last, tabular = position, sentence in tables
                 if sentence.endswith(":"):
                     sentence, last = with_list(sentence, lists(chunk["body"]).get(sentence, ()), parts, position, asked)
@@ -287,7 +296,8 @@ class ExtractiveGenerator:
                 if _POINTER.match(sentence) and len(words(link_labels(sentence))) <= 20 and not _ASKS_PLACE.search(asker):
                     score -= POINTER_PENALTY
                 out.append(_Candidate(score, score, rank, position, sentence, chunk["chunk_id"], own, heading,
-                                      tuple(chunk.get("answers_parts") or ()), typed, last, tabular))
+                                      tuple(chunk.get("answers_parts") or ()), typed, last, tabular,
+                                      lead, parts.index(lead) if lead in parts else -1))
         return out
 
     @staticmethod
@@ -327,7 +337,8 @@ class ExtractiveGenerator:
         # setting line that shares one common word is no rule), and it is no preamble to
         # the date or number asked for. It comes last: a sentence answering another side of the
         # question has the better claim to the room.
-        before = next((c for c in candidates if c.rank == best.rank and c.position == best.position - 1), None)
+        before = next((c for c in candidates if c.rank == best.rank and c.position == best.position - 1
+                       and not c.overlaps(best)), None)  # a lead-in that holds its list holds the best already
         if (_LEANS_BACK.match(best.text) and before is not None and before not in picked and not best.tabular
                 and not before.text.rstrip().endswith(":")):
             # "However, term appointments need to be renewed" says nothing without the sentence
@@ -361,7 +372,16 @@ def with_list(lead_in: str, items: tuple[str, ...], parts: tuple[str, ...], posi
     shown = sum(1 for _ in takewhile(lambda part: LIST_ITEM.match(part), parts[position + 1:]))
     chosen = naming if len(naming) == 1 else listed
     joiner = ". " if any(";" in item for item in chosen) else "; "  # a table's rows hold "; " already
-    return f"{lead_in} {joiner.join(chosen)}.", position + shown
+    return f"{lead_in} {joiner.join(chosen)}.", position + min(shown, len(items))  # a nested list ends sooner
+
+
+def lead_in(item: _Candidate, picked: list[_Candidate]) -> str:
+    """What a picked list item needs before it to mean what it says: its lead-in, unless that is
+    picked too. "Conference events that cost more than $2,500" answers "how early?" only after
+    "Three to five weeks in advance for:"."""
+    if not item.lead_in or any(c.rank == item.rank and c.position <= item.lead_at <= c.last for c in picked):
+        return ""
+    return clean_sentence(_TEMPLATE_TAG.sub(" ", item.lead_in))
 
 
 def _is_heading(sentence: str, heading: frozenset[str]) -> bool:

@@ -5,6 +5,7 @@ import math
 import re
 import unicodedata
 from functools import lru_cache
+from itertools import takewhile
 
 STOPWORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being below
@@ -212,9 +213,34 @@ def lists(text: str) -> dict[str, tuple[str, ...]]:
                     out[previous] = tuple(items)
             elif items[0].endswith(":"):  # the lead-in opens the list's own block
                 out[items[0]] = tuple(items[1:])
+            if len(table) < 2:
+                out.update(_nested(item_lines(lines)))
         found = sentences(block)
         previous = found[-1] if found else ""
     return out
+
+
+def _nested(groups: list[list[str]]) -> dict[str, tuple[str, ...]]:
+    """An item ending in ":" -> the items indented below it ("- Three to five weeks in advance
+    for:" / "  - Conference events that cost more than $2,500")."""
+    def depth(group: list[str]) -> int:
+        return len(group[0]) - len(group[0].lstrip())
+
+    out = {}
+    for at, group in enumerate(groups):
+        text = " ".join(line.strip() for line in group)
+        if LIST_ITEM.match(group[0]) and text.endswith(":"):
+            children = list(takewhile(lambda g: depth(g) > depth(group), groups[at + 1:]))
+            if children:
+                out[text] = tuple(" ".join(line.strip() for line in child) for child in children)
+    return out
+
+
+@lru_cache(maxsize=4096)
+def lead_ins(text: str) -> dict[str, str]:
+    """Each list item (as `sentences` gives it) -> the sentence that leads in to its list, the
+    nearest one for an item of a nested list."""
+    return {item: lead for lead, items in lists(text).items() for item in items}
 
 
 @lru_cache(maxsize=4096)

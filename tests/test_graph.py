@@ -873,6 +873,33 @@ def test_a_lead_in_whose_long_list_is_not_shown_reads_as_a_statement(engine):
     assert "Quiet Week" in answer and ": On top of these" not in answer
 
 
+APPROVAL_TIMES = chunk("training::approval-timelines::0", """Submit your training request as early as possible.
+
+- Five to ten days in advance for:
+  - Online courses that cost less than $2,500, including travel
+- Three to five weeks in advance for:
+  - Conference events that cost more than $2,500, including travel
+  - Conference events with a waived or discounted registration fee
+  - Speaking events in your official capacity as an employee of the agency
+  - Internal management meetings and offsites, whatever they cost
+  - Highly attended events; a company-wide email goes out to gather interest in them first
+- Five to six weeks in advance for:
+  - Group conference training""", title="Conferences and training", section="Approval timelines")
+
+
+def test_a_list_item_is_answered_with_the_lead_in_that_says_what_it_is(embedder):
+    # "Conference events that cost more than $2,500" answers "how early?" only under its lead-in;
+    # the item alone (the lead-in's list is too long to show whole) was the whole answer.
+    answer = compose("how early should I ask if a conference costs more than $2,500?", [APPROVAL_TIMES],
+                     embedder)["answer"]
+    assert answer.startswith("Three to five weeks in advance for: Conference events that cost more than $2,500")
+    assert answer.count("Three to five weeks") == 1  # once, however many of its items are shown
+    # a lead-in whose short list is shown with it is not repeated before one of its items
+    answer = compose("how early for an online course that costs less than $2,500?", [APPROVAL_TIMES],
+                     embedder)["answer"]
+    assert answer.count("Five to ten days in advance for") == 1 and "Online courses" in answer
+
+
 def test_a_question_asking_what_something_looks_like_is_about_that_thing(engine):
     # "look" is no word a section on hotels would hold: it was named as the missing subject
     out = engine.ask("what does the hotel cap look like?")
