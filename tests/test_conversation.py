@@ -246,3 +246,15 @@ def test_a_very_long_thread_is_resolved_without_reading_all_of_it():
     history = [{"role": role, "content": f"what about the {n}th laptop?" if role == "user" else "It has 32 GB."}
                for n in range(3000) for role in ("user", "assistant")]
     assert resolve_follow_up("and the memory?", history, Gazetteer([])).startswith("and the memory? (")
+
+
+def test_more_than_that_is_more_than_the_amount_the_thread_last_named(engine):
+    # "that" is the 80 hours of the bot's own answer: without it the follow-up searched
+    # "(approval unpaid leave)" and was answered with the 80-hours-or-less rule again.
+    history = [{"role": "user", "content": "my paid leave is used up, can I take unpaid leave?"},
+               {"role": "assistant", "content": "Yes, once your paid leave is used up you may ask for unpaid leave."},
+               {"role": "user", "content": "who has to approve it?"},
+               {"role": "assistant", "content": "For 80 hours or less you need written approval from your manager."}]
+    state = engine.run("and if I need more than that?", history)
+    assert "80 hours" in split_follow_up(state["retrieval_query"])[1]
+    assert "department head" in state["final_output"]["answer"]

@@ -14,6 +14,7 @@ from ..message import normalize
 from ..spelling import correct_spelling
 from ..state import State
 from ..text import STOPWORDS, stem, words
+from .evidence import values
 from .finalize import final_output
 
 log = logging.getLogger(__name__)
@@ -73,8 +74,25 @@ def resolve_follow_up(question: str, history: list[dict], gazetteer: Gazetteer |
         # asked comes along, not the subject that question had carried (the 401k match).
         carried += _predicate(previous, gazetteer, exclude=set(own) | set(carried) | replaced,
                               with_carried=not (asked and not referring))
+    if _THAN_THAT.search(question):  # "and if I need more than that?": more than the amount last named
+        carried = [*words(last_amount(history)), *carried]
     carried = list(dict.fromkeys(carried))
     return f"{question} ({' '.join(carried)})" if carried else question
+
+
+# A comparison with "that" ("more than that", "over that", "longer than that") measures against
+# an amount the thread named, often only in the bot's answer ("For 80 hours or less you need…").
+_THAN_THAT = re.compile(r"\b(?:more|less|fewer|longer|shorter|over|under|above|below|beyond|higher|lower|"
+                        r"bigger|greater|earlier|later)\s+(?:than\s+)?(?:that|this|it)\b", re.I)
+
+
+def last_amount(history: list[dict]) -> str:
+    """The amount, percentage or duration named last in the thread ("80 hours"), "" if none."""
+    for turn in reversed(history):
+        found = list(values(turn["content"]).values())
+        if found:
+            return found[-1]
+    return ""
 
 
 def previous_question(history: list[dict], gazetteer: Gazetteer) -> str:
