@@ -101,6 +101,10 @@ def assess_context_quality(state: State, runtime: Runtime[Deps]) -> dict:
     strong = is_strong(best["similarity"], subject_coverage(state["retrieval_query"], best, vocabulary))
     if not strong and searched != state["retrieval_query"]:
         strong = matches_strongly(best, searched, vocabulary, embedder)
+    if not strong:  # a question of several parts is answered as far as one part's evidence holds
+        strong = any(matches_strongly(chunk, part, vocabulary, embedder)
+                     for number, part in enumerate(state.get("sub_questions") or [])
+                     for chunk in ranked if number in (chunk.get("answers_parts") or ()))
     if not strong:
         missing = uncovered_terms(state["normalized_query"], ranked[:3], vocabulary)
         return {"context_quality": "weak", "knowledge_gap": describe_gap(state, missing)}
