@@ -179,7 +179,12 @@ class ExtractiveGenerator:
         # unanswered side of the question may join.
         picked = self._pick(sorted(pool, key=lambda c: -c.score), candidates, weights, others=not parts,
                             asked=set(terms(split_follow_up(question)[0])))
-        for number, part in enumerate(parts):
+        # The part the picked sentences answer least goes first: with room for one more sentence,
+        # the turnstiles of "…fingerprinted for my badge, and where do I get it working on the
+        # turnstiles?" need it more than a second sentence on fingerprints.
+        covered = [weighted_coverage(self._weights(part), set().union(*(c.terms | c.heading for c in picked)))
+                   for part in parts]
+        for number, part in sorted(enumerate(parts), key=lambda item: covered[item[0]]):
             if len(picked) >= MAX_SENTENCES:
                 break
             answer = self._best_for(number, part, candidates, picked)

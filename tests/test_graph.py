@@ -12,6 +12,7 @@ from rag_graph.context import Deps
 from rag_graph.entities import Entity, Gazetteer
 from rag_graph.generation import ExtractiveGenerator, holds_answer, wanted_answer
 from rag_graph.graph import build_graph
+from rag_graph.nodes.decomposition import split_question
 from rag_graph.nodes.quality import describe_gap
 from rag_graph.text import term_set
 
@@ -947,6 +948,25 @@ def test_a_question_of_two_parts_is_answered_when_each_part_has_its_evidence(emb
     state = engine.run("how do I set up my regular work-from-home days, and what hours do I need to be online?")
     assert not state["query_rewrites"]
     assert "BambooHR" in state["final_output"]["answer"] and "10:00 to 15:00" in state["final_output"]["answer"]
+
+
+def test_the_part_least_answered_gets_the_last_sentence(embedder):
+    # Two sentences on fingerprints (room 1217, then Chicago's security office) filled the answer
+    # before the turnstiles part had its turn.
+    dc = chunk("office-dc::badge::0", "Fingerprints and the photo for your badge are taken in room 1217. Badge "
+               "pickup is in the same room 1217. After pickup, you need to get it activated for the turnstiles in "
+               "room G151.", title="Washington office", section="Fingerprints and badge", relevance=0.7,
+               answers_parts=[0, 1])
+    chicago = chunk("office-chicago::badge::0", "Fingerprints and badge photos for new hires can be done at the "
+                    "security office on the second floor, room 212.", title="Chicago office",
+                    section="Fingerprints and badge", relevance=0.6)
+    question = ("first day at the DC office - where do I get fingerprinted for my badge, and where do I get "
+                "it working on the turnstiles?")
+    parts = split_question(question)
+    assert len(parts) == 2
+    generator = ExtractiveGenerator(FakeRetriever([dc, chicago]).vocabulary, embedder)
+    answer = generator.generate(question, [dc, chicago], "", parts)["answer"]
+    assert "room 1217" in answer and "G151" in answer
 
 
 def test_a_question_asking_what_something_looks_like_is_about_that_thing(engine):
