@@ -200,7 +200,7 @@ class ExtractiveGenerator:
             subject = subjects[candidate.chunk_id]
             # Answers from several documents say which is which ("Leave types: …").
             label = several and not term_set(subject) <= candidate.terms
-            lead = len(lead_in(candidate, picked))
+            lead = len(shown_lead_in(candidate, picked))
             if kept and length + len(text) + lead + (len(subject) + 2) * label > MAX_ANSWER_CHARS:
                 continue
             kept.append((candidate, text, label))
@@ -211,9 +211,10 @@ class ExtractiveGenerator:
         led = set()  # the lists whose lead-in is shown
         for at, (candidate, text, label) in enumerate(ordered):
             subject = subjects[candidate.chunk_id]
-            if (candidate.rank, candidate.lead_in) not in led and lead_in(candidate, picked):
+            lead = shown_lead_in(candidate, picked)
+            if lead and (candidate.rank, candidate.lead_in) not in led:
                 led.add((candidate.rank, candidate.lead_in))
-                text = f"{lead_in(candidate, picked)} {text}"
+                text = f"{lead} {text}"
             following = ordered[at + 1][0] if at + 1 < len(ordered) else None
             if text.endswith(":") and not (following and following.rank == candidate.rank
                                            and following.position > candidate.last
@@ -380,7 +381,7 @@ def with_list(lead_in: str, items: tuple[str, ...], parts: tuple[str, ...], posi
     return f"{lead_in} {joiner.join(chosen)}.", position + min(shown, len(items))  # a nested list ends sooner
 
 
-def lead_in(item: _Candidate, picked: list[_Candidate]) -> str:
+def shown_lead_in(item: _Candidate, picked: list[_Candidate]) -> str:
     """What a picked list item needs before it to mean what it says: its lead-in, unless that is
     picked too. "Conference events that cost more than $2,500" answers "how early?" only after
     "Three to five weeks in advance for:"."""
