@@ -12,6 +12,7 @@ from pathlib import Path
 from rag_graph.config import Settings, SettingsError
 from rag_graph.errors import RefreshError, RefreshInProgress
 from rag_graph.evaluation import SPLITS
+from .reply import CLOSEST, label
 
 log = logging.getLogger("citebot")
 
@@ -60,10 +61,11 @@ def format_answer(output: dict) -> str:
     if output["citations"]:
         lines.append("Sources:")
         for c in output["citations"]:
-            name = " › ".join(part for part in (c["title"], c["section"]) if part)
-            lines.append(f"  - {name}" + (f" <{c['url']}>" if c["url"] else ""))
+            lines.append(f"  - {label(c)}" + (f" <{c['url']}>" if c["url"] else ""))
     if output.get("knowledge_gap"):
         lines.append(f"Knowledge gap: {output['knowledge_gap']}")
+    if (output.get("closest") or {}).get("url"):
+        lines.append(f"{CLOSEST} {label(output['closest'])} <{output['closest']['url']}>")
     lines.append(f"[{output['status']}, confidence {output['confidence']}, "
                  f"{output['retrieval_attempts']} attempt(s), {output['grounding_status']}]")
     return "\n".join(lines)

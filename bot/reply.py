@@ -10,6 +10,7 @@ from dataclasses import dataclass
 DONT_KNOW = "I don't know."
 DONT_KNOW_WHY = "The documents I can search don't answer this, so I won't guess."
 MISSING = "What's missing:"
+CLOSEST = "Closest section:"
 SORRY = "Sorry, something went wrong while I was looking this up."
 
 # Only links a chat client will open; anything else (relative paths, javascript:) is shown as text.
@@ -50,6 +51,7 @@ class Reply:
     sentences: tuple[Sentence, ...]
     sources: tuple[Source, ...]
     gap: str
+    closest: Source | None  # of an "I don't know": the section its gap names, when it has a link
     ask_hint: str  # where people can ask instead (CITEBOT_ASK_HINT)
     ref: str  # quoted to the user on failure, logged with the details
     question: str
@@ -106,8 +108,11 @@ def build_reply(output: dict, ref: str, question: str = "", ask_hint: str = "",
                    for s in sentences if s.get("text"))
     if status == "answered" and not marked and body:
         marked = (Sentence(body, tuple(range(1, len(sources) + 1))),)
+    near = output.get("closest") if status == "insufficient_context" else None
+    closest = Source(label(near), safe_url(near.get("url")), ()) if near and safe_url(near.get("url")) else None
     return Reply(status=status, text=text, body=body, note=note, sentences=marked, sources=sources,
                  gap=(output.get("knowledge_gap") or "") if status == "insufficient_context" else "",
+                 closest=closest,
                  ask_hint=ask_hint, ref=ref, question=question,
                  chunk_ids=tuple(c["chunk_id"] for c in citations if c.get("chunk_id")))
 

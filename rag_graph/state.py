@@ -30,6 +30,7 @@ class FinalOutput(TypedDict):
     retrieved_sources: list[str]
     grounding_status: Grounding
     knowledge_gap: str | None
+    closest: Citation | None  # a decline's nearest section, the one its knowledge gap names
     errors: list[str]
 
 

@@ -49,6 +49,13 @@ def test_ask_links_documents_without_a_url_through_citebot_source_url(db):
     assert bad.returncode == 2 and bad.stderr.strip().splitlines()[-1].startswith("error: CITEBOT_SOURCE_URL must be")
 
 
+def test_ask_names_the_closest_section_of_a_question_it_cannot_answer_with_its_link(db):
+    result = citebot("ask", "Can contractors work remotely?", db=db)
+    assert result.stdout.startswith("I don't know"), result.stdout
+    assert ("Closest section: Employee Handbook 2025 › Remote Work › Working from another country "
+            "<https://handbook.orrinfold.example/2025#working-from-another-country>") in result.stdout
+
+
 def test_ask_with_history_file_resolves_a_follow_up(db, tmp_path):
     history = tmp_path / "history.json"
     history.write_text(json.dumps([

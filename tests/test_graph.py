@@ -23,7 +23,7 @@ SPEC_NODES = {
     "finalize_failure",
 }
 FINAL_FIELDS = {"status", "answer", "citations", "confidence", "retrieval_attempts", "retrieved_sources",
-                "grounding_status", "knowledge_gap", "errors"}
+                "grounding_status", "knowledge_gap", "closest", "errors"}
 
 
 def chunk(chunk_id, body, similarity=0.7, **extra):
@@ -144,6 +144,9 @@ def test_question_nobody_wrote_about_ends_in_insufficient_context_with_a_gap(eng
     assert out["citations"] == [] and out["confidence"] == 0
     assert out["retrieval_attempts"] == 2
     assert "contractors" in out["knowledge_gap"] and "Remote Work" in out["knowledge_gap"]
+    # No citation, but the section the gap names, with its link, to read for oneself
+    assert out["closest"]["section"] == "Remote Work › Working from another country"
+    assert out["closest"]["url"] == "https://handbook.orrinfold.example/2025#working-from-another-country"
 
 
 def test_follow_up_is_resolved_from_thread_history(engine):

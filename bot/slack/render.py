@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ..reply import (DONT_KNOW, DONT_KNOW_WHY, MISSING, Reply, Source, apology as apology_reply, build_reply,
+from ..reply import (CLOSEST, DONT_KNOW, DONT_KNOW_WHY, MISSING, Reply, Source, apology as apology_reply, build_reply,
                      quote_ref, safe_url, where_to_ask)
 
 MAX_SECTION = 3000
@@ -132,6 +132,8 @@ def render(reply: Reply) -> dict:
         blocks = [_section(f"*{DONT_KNOW}* {DONT_KNOW_WHY}")]
         if reply.gap:
             blocks.append(_section(f"*{MISSING}* " + split_text(escape(reply.gap), MAX_SECTION - 30)[0]))
+        if reply.closest:
+            blocks.append(_context(f"{CLOSEST} {link(reply.closest.url, reply.closest.label)}"))
         if reply.ask_hint:
             blocks.append(_context(where_to_ask(reply.ask_hint)))
         blocks.append(_feedback(reply))

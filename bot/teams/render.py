@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from microsoft_agents.activity import Activity, ActivityTypes, ClientCitation, ClientCitationAppearance
 
-from ..reply import DONT_KNOW, DONT_KNOW_WHY, MISSING, Reply, quote_ref, where_to_ask
+from ..reply import CLOSEST, DONT_KNOW, DONT_KNOW_WHY, MISSING, Reply, quote_ref, where_to_ask
 
 # Teams' limits for a citation: the list, its title, its excerpt.
 MAX_CITATIONS = 20
@@ -18,6 +18,12 @@ FEEDBACK_LOOP = {"feedbackLoop": {"type": "default"}}
 def escape(text: str) -> str:
     """Teams renders a little HTML in message text (`<at>`, tags): what the graph says is data."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def link(url: str, label: str) -> str:
+    """A markdown link whose label and address cannot end it early (a "]" or ")" of their own)."""
+    label = escape(label).replace("[", "(").replace("]", ")")
+    return f"[{label}]({url.replace('(', '%28').replace(')', '%29').replace(' ', '%20')})"
 
 
 def clip(text: str, limit: int) -> str:
@@ -63,6 +69,8 @@ def render(reply: Reply) -> Activity:
         parts = [f"**{DONT_KNOW}** {DONT_KNOW_WHY}"]
         if reply.gap:
             parts.append(f"**{MISSING}** {escape(reply.gap)}")
+        if reply.closest:
+            parts.append(f"{CLOSEST} {link(reply.closest.url, reply.closest.label)}")
         if reply.ask_hint:
             parts.append(where_to_ask(reply.ask_hint))
         return _message("\n\n".join(parts))

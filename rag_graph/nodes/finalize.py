@@ -9,8 +9,9 @@ from ..context import Deps
 from ..message import normalize
 from ..redact import clean_for_user
 from ..spelling import reading_note
-from ..state import FinalOutput, State
-from .quality import describe_gap
+from ..state import Citation, FinalOutput, State
+from .grounding import cite
+from .quality import closest_chunk, describe_gap
 
 log = logging.getLogger(__name__)
 
@@ -23,20 +24,22 @@ GENERIC_FAILURE = "Something went wrong while I was looking this up. Please try 
 
 
 def final_output(state: State, status: str, answer: str, citations=(), confidence: float = 0.0,
-                 knowledge_gap: str | None = None) -> FinalOutput:
+                 knowledge_gap: str | None = None, closest: Citation | None = None) -> FinalOutput:
     urls = [c["url"] for c in citations]
-    # Titles and headings are document text too: a heading can carry a link or a secret.
-    citations = [{**c, "title": clean_for_user(c["title"], urls), "section": clean_for_user(c["section"], urls)}
-                 for c in citations]
+
+    def cleaned(c: Citation, allowed: list[str]) -> Citation:
+        # Titles and headings are document text too: a heading can carry a link or a secret.
+        return {**c, "title": clean_for_user(c["title"], allowed), "section": clean_for_user(c["section"], allowed)}
     return {
         "status": status,
         "answer": clean_for_user(answer, urls),
-        "citations": citations,
+        "citations": [cleaned(c, urls) for c in citations],
         "confidence": round(confidence, 2),
         "retrieval_attempts": state.get("retrieval_attempts", 0),
         "retrieved_sources": list(dict.fromkeys(c["source_id"] for c in state.get("retrieved_chunks", []))),
         "grounding_status": state.get("grounding_status", "not_checked"),
         "knowledge_gap": clean_for_user(knowledge_gap, []) if knowledge_gap else None,
+        "closest": cleaned(closest, [closest["url"]]) if closest else None,
         # Error codes only: details (stack traces, rows) stay in the log.
         "errors": [error.split(":")[0] if not error.startswith("invalid_input") else error
                    for error in state.get("errors", [])],
@@ -82,8 +85,11 @@ def finalize_insufficient_context(state: State, runtime: Runtime[Deps]) -> dict:
     gap = state.get("knowledge_gap") or describe_gap(state, [])
     reading = _reading(state)
     gap += f" ({reading}.)" if reading else ""
+    # The section the gap names comes with its link: the asker can read what came closest.
+    closest = closest_chunk(state)
     output = final_output(state, "insufficient_context",
-                          f"I don't know: I couldn't find this in the knowledge base. {gap}", knowledge_gap=gap)
+                          f"I don't know: I couldn't find this in the knowledge base. {gap}", knowledge_gap=gap,
+                          closest=cite(closest, runtime.context.source_url) if closest else None)
     return {"knowledge_gap": output["knowledge_gap"], "confidence": 0.0, "citations": [], "final_output": output}
 
 

@@ -8,7 +8,7 @@ from langgraph.runtime import Runtime
 
 from ..context import Deps
 from ..links import citation_url
-from ..state import State
+from ..state import Citation, State
 from ..text import term_set
 
 log = logging.getLogger(__name__)
@@ -55,11 +55,13 @@ def validate_grounding(state: State, runtime: Runtime[Deps]) -> dict:
         status = "partially_supported"
     else:
         status = "unsupported"
-    citations = []
-    for chunk_id in dict.fromkeys(i for s in supported for i in s["chunk_ids"]):
-        chunk = selected[chunk_id]
-        citations.append({"source_id": chunk["source_id"], "title": chunk["title"],
-                          "section": chunk.get("section", ""), "chunk_id": chunk_id,
-                          "url": citation_url(chunk.get("url", ""), runtime.context.source_url,
-                                              chunk.get("path", ""), chunk.get("anchor", ""))})
+    citations = [cite(selected[chunk_id], runtime.context.source_url)
+                 for chunk_id in dict.fromkeys(i for s in supported for i in s["chunk_ids"])]
     return {"grounding_status": status, "citations": citations if status == "grounded" else []}
+
+
+def cite(chunk: dict, source_url: str) -> Citation:
+    """Where a chunk is: its document and section, and a link down to the section."""
+    return {"source_id": chunk["source_id"], "title": chunk["title"], "section": chunk.get("section", ""),
+            "chunk_id": chunk["chunk_id"],
+            "url": citation_url(chunk.get("url", ""), source_url, chunk.get("path", ""), chunk.get("anchor", ""))}

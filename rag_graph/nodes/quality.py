@@ -146,6 +146,21 @@ def as_written(term: str, question: str) -> str:
     return found[0] if found else term
 
 
+NEAR = 0.3  # a chunk this close to the question is worth naming when it does not answer
+
+
+def near_chunks(state: State) -> list[dict]:
+    """The chunks close to the question, best-ranked first: the search's own order puts keyword
+    hits first."""
+    candidates = [*state.get("ranked_chunks", []), *state.get("retrieved_chunks", [])]
+    return [c for c in candidates if c.get("similarity", 0) >= NEAR]
+
+
+def closest_chunk(state: State) -> dict | None:
+    """The current chunk a decline names as the place closest to the question."""
+    return next((c for c in near_chunks(state) if not is_outdated(c)), None)
+
+
 def describe_gap(state: State, missing: list[str]) -> str:
     """What was missing, in a sentence a person understands: the missing words that name a
     subject, or else the closest document that does not answer."""
@@ -155,11 +170,8 @@ def describe_gap(state: State, missing: list[str]) -> str:
     # "upcoming election" already says "election"; each is named as the asker wrote it ("HSA").
     missing = [as_written(term, question) for term in dict.fromkeys(missing)
                if not any(term != other and term in other.split() for other in missing)]
-    # The place named is the best-ranked near chunk: the search's own order puts keyword hits first.
-    candidates = [*state.get("ranked_chunks", []), *state.get("retrieved_chunks", [])]
-    near = [c for c in candidates if c.get("similarity", 0) >= 0.3]
-    current = [c for c in near if not is_outdated(c)]
-    nearest = current[0] if current else None
+    near = near_chunks(state)
+    nearest = closest_chunk(state)
     topic = (nearest.get("section") or nearest["title"]) if nearest else ""
     place = nearest["title"] + (f" › {topic}" if topic != nearest["title"] else "") if nearest else ""
     if "›" not in topic and len(topic.split()) <= 2:
@@ -169,7 +181,7 @@ def describe_gap(state: State, missing: list[str]) -> str:
         where = f" in connection with {topic}" if topic else ""
         # A heading may be a question of its own ("Do all employees have access to Slack?")
         return f"Nothing in the knowledge base covers {subject}{where}" + ("" if where.endswith(("?", "!", ".")) else ".")
-    if near and not current:
+    if near and not nearest:
         return f"Only an outdated document ({near[0]['title']}) mentions this; no current document covers it."
     role = role_asked(question)
     if nearest and role and holds_role(nearest["text"], role):

@@ -55,13 +55,15 @@ def test_channel_question_is_answered_in_its_reply_chain_and_the_follow_up_needs
     assert len(quiet_for(teams)) == 2
 
 
-def test_unanswerable_question_says_i_dont_know_with_the_gap_and_where_to_ask(teams, connector):
+def test_unanswerable_question_says_i_dont_know_with_the_gap_the_closest_section_and_where_to_ask(teams, connector):
     teams.say("Can contractors work remotely?")
     [reply] = connector.wait_for("message")
     assert reply.text.startswith("**I don't know.**")
     assert "**What's missing:**" in reply.text and "contractors" in reply.text
     assert "#people-ops" in reply.text
     assert "[1]" not in reply.text and "citation" not in ai_entity(reply)
+    assert ("Closest section: [Employee Handbook 2025 › Remote Work › Working from another country]"
+            "(https://handbook.orrinfold.example/2025#working-from-another-country)") in reply.text
 
 
 def test_the_same_activity_delivered_twice_is_answered_once(teams, connector):
