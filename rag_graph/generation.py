@@ -283,7 +283,7 @@ class ExtractiveGenerator:
                     continue
                 lead = led.get(sentence, "") if sentence not in tables else ""  # a row names its columns
                 last, tabular = position, sentence in tables
-                if sentence.endswith(":"):
+                if sentence.endswith(":") or sentence in lists(chunk["body"]):
                     sentence, last = with_list(sentence, lists(chunk["body"]).get(sentence, ()), parts, position, asked)
                 sentence = _TEMPLATE_TAG.sub(" ", sentence).strip()
                 if len(words(sentence)) < 3 or _is_heading(sentence, heading):
@@ -378,7 +378,13 @@ def with_list(lead_in: str, items: tuple[str, ...], parts: tuple[str, ...], posi
     shown = sum(1 for _ in takewhile(lambda part: LIST_ITEM.match(part), parts[position + 1:]))
     chosen = naming if len(naming) == 1 else listed
     joiner = ". " if any(";" in item for item in chosen) else "; "  # a table's rows hold "; " already
-    return f"{lead_in} {joiner.join(chosen)}.", position + min(shown, len(items))  # a nested list ends sooner
+    return f"{leading(lead_in)} {joiner.join(chosen)}.", position + min(shown, len(items))  # a nested list ends sooner
+
+
+def leading(lead_in: str) -> str:
+    """A lead-in as it reads before its items: an item that introduces the ones below it
+    without a ":" ("- Ten days to two weeks") gets one."""
+    return lead_in if lead_in.rstrip()[-1:] in ":.!?" else f"{lead_in.rstrip()}:"
 
 
 def shown_lead_in(item: _Candidate, picked: list[_Candidate]) -> str:
@@ -387,7 +393,7 @@ def shown_lead_in(item: _Candidate, picked: list[_Candidate]) -> str:
     "Three to five weeks in advance for:"."""
     if not item.lead_in or any(c.rank == item.rank and c.position <= item.lead_at <= c.last for c in picked):
         return ""
-    return clean_sentence(_TEMPLATE_TAG.sub(" ", item.lead_in))
+    return clean_sentence(_TEMPLATE_TAG.sub(" ", leading(item.lead_in)))
 
 
 def _is_heading(sentence: str, heading: frozenset[str]) -> bool:

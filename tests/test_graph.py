@@ -928,6 +928,23 @@ def test_a_list_item_is_answered_with_the_lead_in_that_says_what_it_is(embedder)
     assert answer.count("Five to ten days in advance for") == 1 and "Online courses" in answer
 
 
+def test_an_item_that_introduces_a_nested_list_without_a_colon_still_leads_in_to_it(embedder):
+    # The handbook's "- Ten days to two weeks" has no ":", yet the item below it belongs to it: the
+    # answer was the bare "Ten days to two weeks." or the item without what it is about.
+    timelines = chunk("training::approval-timelines::0", """Submit your training request as early as possible.
+
+- Five days to ten days in advance for:
+  - Online courses that cost less than $2,500, including travel
+- Ten days to two weeks
+  - Conference events that cost less than $2,500, including travel
+- Three to five weeks in advance for:
+  - Conference events that cost more than $2,500, including travel""",
+                      title="Conferences and training", section="Approval timelines")
+    answer = compose("how early do I ask for a conference that costs less than $2,500?", [timelines], embedder)["answer"]
+    assert "Ten days to two weeks: Conference events that cost less than $2,500" in answer
+    assert "weeks." not in answer  # never the bare lead-in
+
+
 DEVICES = [chunk("devices::operating-system::0", "Everyone on the operations team runs Omarchy, our Linux setup, on "
                  "their work computer.", similarity=0.42, title="Work devices", section="Operating system"),
            chunk("devices::internal-access::0", "Access to internal systems goes through our Tailscale VPN, and "
