@@ -384,7 +384,7 @@ def with_list(lead_in: str, items: tuple[str, ...], parts: tuple[str, ...], posi
 def leading(lead_in: str) -> str:
     """A lead-in as it reads before its items: an item that introduces the ones below it
     without a ":" ("- Ten days to two weeks") gets one."""
-    return lead_in if lead_in.rstrip()[-1:] in ":.!?" else f"{lead_in.rstrip()}:"
+    return lead_in if lead_in.rstrip(" *_`")[-1:] in ":.!?" else f"{lead_in.rstrip()}:"
 
 
 def shown_lead_in(item: _Candidate, picked: list[_Candidate]) -> str:

@@ -943,6 +943,18 @@ def test_an_item_that_introduces_a_nested_list_without_a_colon_still_leads_in_to
     answer = compose("how early do I ask for a conference that costs less than $2,500?", [timelines], embedder)["answer"]
     assert "Ten days to two weeks: Conference events that cost less than $2,500" in answer
     assert "weeks." not in answer  # never the bare lead-in
+    # nor without the line number its bold label gives (the ":" inside the bold counts as one)
+    lines = chunk("tools::tock-lines::0", """Tock to the line that fits the work.
+
+- **Non-billable work - #968:** Time spent on activities that fit no other line.
+- **External detail - #1280:**
+  - If you are on an external detail to another agency, please Tock 100% to this line when you work.
+  - If you are on a detail within your own office, please do not use this line.""",
+                  title="Tock", section="Lines")
+    answer = compose("which line do I tock to while I'm on an external detail to another agency?", [lines],
+                     embedder)["answer"]
+    assert answer.startswith("External detail - #1280: If you are on an external detail"), answer
+    assert "#1280::" not in answer
 
 
 DEVICES = [chunk("devices::operating-system::0", "Everyone on the operations team runs Omarchy, our Linux setup, on "
