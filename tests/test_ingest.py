@@ -102,6 +102,20 @@ def test_a_hard_wrapped_list_item_is_never_cut_between_its_lines():
         assert all(line.startswith(("- Step", "  and", "  your")) for line in chunk.body.splitlines())
 
 
+def test_a_list_item_that_introduces_nested_items_never_ends_a_chunk_without_them():
+    # The 18F Tock page ended a chunk with "- **18F / External Detail - #1280:**"; its two rules
+    # opened the next chunk, so "Tock 100% to this Tock line" was answered without the line.
+    groups = [f"- **Line {i} - #{1000 + i}:**\n  - Tock 100% to this line while you work on project {i}"
+              + ", whatever its size" * 12 + "." for i in range(10)]
+    chunks = chunk_document(parse_document("# Tock\n\n## Lines\n\n" + "\n".join(groups) + "\n", "tock.md"))
+    assert len(chunks) > 2
+    for chunk in chunks:
+        lines = chunk.body.splitlines()
+        assert not lines[-1].endswith(":**"), lines[-1]  # no label whose rule went to the next chunk
+        assert lines[0].startswith("- **Line"), lines[0]  # no rule without its label
+    assert all(len(c.body) <= 700 for c in chunks)
+
+
 def test_headings_inside_code_blocks_are_not_sections():
     doc = parse_document("# Ops\n\n## Run\n\n```bash\n# restart the thing\nsystemctl restart x\n```\n", "ops.md")
     chunks = chunk_document(doc)
