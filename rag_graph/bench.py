@@ -4,7 +4,7 @@ graph, how hybrid retrieval scales, and how much memory `citebot serve` holds.
 Every table is built in a scratch folder (a temp dir, or inside `--db`), never in the index the
 bot serves. Each corpus is copied first, so the one-document edit touches only the copy. By
 default the two shared handbooks are measured (the 37signals one, 216 chunks, and the 18F one,
-3,469 chunks), so a time that grows with the corpus shows; `--corpus corpus --skip-scale
+3,468 chunks), so a time that grows with the corpus shows; `--corpus corpus --skip-scale
 --repeat 1` is the short run (a minute or two).
 
 Two figures are timed the way a user meets them, in a fresh process: `citebot index` with
