@@ -943,6 +943,18 @@ def test_an_item_that_introduces_a_nested_list_without_a_colon_still_leads_in_to
     answer = compose("how early do I ask for a conference that costs less than $2,500?", [timelines], embedder)["answer"]
     assert "Ten days to two weeks: Conference events that cost less than $2,500" in answer
     assert "weeks." not in answer  # never the bare lead-in
+    # with a list too long to show whole, the label still reads as a lead-in, never as an answer
+    long_list = chunk("training::approval-timelines::1", """Ask early.
+
+- Three to five weeks
+  - Conference events that cost more than $2,500, including travel, flights, hotels and registration
+  - Conference events that have a waived or discounted registration fee for government attendees
+  - Speaking events in your official capacity as an employee of the agency, at any venue
+  - Internal management meetings and offsites of the whole team, whatever they cost""",
+                      title="Conferences and training", section="Approval timelines")
+    answer = compose("how early do I ask to speak at an event in my official capacity?", [long_list],
+                     embedder)["answer"]
+    assert "Three to five weeks:" in answer and "Speaking events" in answer, answer
     # nor without the line number its bold label gives (the ":" inside the bold counts as one)
     lines = chunk("tools::tock-lines::0", """Tock to the line that fits the work.
 
