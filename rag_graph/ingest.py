@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 from .loaders import SUFFIXES, UnreadableFile, is_sidecar, read_markdown
-from .text import MD_LINK, item_lines, link_labels
+from .text import MD_LINK, indent, item_lines, link_labels
 
 log = logging.getLogger(__name__)
 
@@ -408,17 +408,13 @@ def _split_long(block: str, limit: int) -> list[str]:
         if current and len(joiner.join(header + current + [piece])) > limit:
             # An item that introduces the items indented below it ("- **External Detail -
             # #1280:**") goes with them: at the end of a piece it would introduce nothing.
-            carried = [current.pop()] if len(current) > 1 and _indent(piece) > _indent(current[-1]) else []
+            carried = [current.pop()] if len(current) > 1 and indent(piece) > indent(current[-1]) else []
             out.append(joiner.join(header + current))
             current = carried
         current.append(piece)
     if current:
         out.append(joiner.join(header + current))
     return out
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
 
 
 def _windows(paragraphs: list[str], limit: int) -> list[str]:

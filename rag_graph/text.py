@@ -220,20 +220,22 @@ def lists(text: str) -> dict[str, tuple[str, ...]]:
     return out
 
 
+def indent(line: str) -> int:
+    """How far a line is indented: how deep a list item is nested."""
+    return len(line) - len(line.lstrip())
+
+
 def _nested(groups: list[list[str]]) -> dict[str, tuple[str, ...]]:
     """An item that introduces the items indented below it -> those items ("- Three to five
     weeks in advance for:" / "  - Conference events that cost more than $2,500"). The ":" may
     be missing ("- Ten days to two weeks" / "  - Conference events that cost less than $2500");
     an item that is a whole sentence of its own ("1. Send an email to … within 1 hour.") only
     has details below it."""
-    def depth(group: list[str]) -> int:
-        return len(group[0]) - len(group[0].lstrip())
-
     out = {}
     for at, group in enumerate(groups):
         text = " ".join(line.strip() for line in group)
         if LIST_ITEM.match(group[0]) and not re.search(r"[.!?;,][\"”’')\]*_]*$", text):
-            children = list(takewhile(lambda g: depth(g) > depth(group), groups[at + 1:]))
+            children = list(takewhile(lambda g: indent(g[0]) > indent(group[0]), groups[at + 1:]))
             if children:
                 out[text] = tuple(" ".join(line.strip() for line in child) for child in children)
     return out
