@@ -154,6 +154,7 @@ def bench_queries(engine, questions: Path, repeat: int) -> dict:
     times = []
     for _ in range(repeat):
         engine.embedder.queries.clear()
+        engine.embedder.query_token_cache.clear()
         times += _timed(lambda case: engine.run(case.question, case.history), cases)
     return {"questions": len(cases), "file": str(questions), "repeat": repeat, **_percentiles(times)}
 

@@ -85,6 +85,10 @@ class Embedder:
         # question after question. A hit saves a model call, the bulk of a question's time.
         self.queries = VectorCache(2048)
         self.passages = VectorCache(16384)
+        # Token vectors for late interaction (see `content_tokens`): a question's, and the few
+        # chunks each question re-ranks (about 200 KB each, so fewer are kept).
+        self.query_token_cache = VectorCache(2048)
+        self.passage_token_cache = VectorCache(256)
         # Where index-time vectors are looked up (set by the Index that serves): see vector_store.py.
         self.store = None
 
@@ -116,21 +120,26 @@ class Embedder:
         )
         return vectors.astype(np.float32, copy=False)
 
-    def encode_chunks(self, texts: list[str], parts: list[list[str]]) -> tuple[np.ndarray, list[np.ndarray]]:
-        """Index time: the vector of each text and of each of its parts (its sentences) from ONE
-        forward pass. A chunk's vector is the mean of its token vectors (what `encode` computes);
-        a part's is the mean of the token vectors of its span in the text, so the sentences come
-        for free. A part that cannot be found in its text (a table row rewritten as a sentence)
-        is encoded on its own."""
+    def token_vectors(self, texts: list[str]) -> list[np.ndarray]:
+        """Each text's token vectors as the model outputs them, [CLS] and [SEP] included."""
+        model = self.model
+        if self._onnx is not None:
+            return self._onnx.token_vectors(texts, self.batch_size, _workers)
+        return [t.float().numpy() for t in model.encode(
+            texts, batch_size=self.batch_size, output_value="token_embeddings", show_progress_bar=False)]
+
+    def encode_chunks(self, texts: list[str], parts: list[list[str]]
+                      ) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
+        """Index time: the vector of each text, of each of its parts (its sentences) and its
+        content tokens (`content_tokens`), from ONE forward pass. A chunk's vector is the mean of
+        its token vectors (what `encode` computes); a part's is the mean of the token vectors of
+        its span in the text, so the sentences come for free. A part that cannot be found in its
+        text (a table row rewritten as a sentence) is encoded on its own."""
         if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32), []
+            return np.zeros((0, self.dimension), dtype=np.float32), [], []
         model = self.model
         with all_cores():
-            if self._onnx is not None:
-                tokens = self._onnx.token_vectors(texts, self.batch_size, _workers)
-            else:
-                tokens = [t.float().numpy() for t in model.encode(
-                    texts, batch_size=self.batch_size, output_value="token_embeddings", show_progress_bar=False)]
+            tokens = self.token_vectors(texts)
         offsets = model.tokenizer(texts, return_offsets_mapping=True, truncation=True,
                                   max_length=model.max_seq_length)["offset_mapping"]
         vectors = np.zeros((len(texts), tokens[0].shape[1]), dtype=np.float32)
@@ -147,15 +156,44 @@ class Embedder:
                     part_vectors[i][j] = embedded[inside].mean(axis=0)
                 else:
                     alone.append((i, j))
+            tokens[i] = content_tokens(embedded)  # the raw matrix is no longer needed: free it
         if alone:
             with all_cores():
                 encoded = self.encode([parts[i][j] for i, j in alone])
             for (i, j), vector in zip(alone, encoded):
                 part_vectors[i][j] = vector
-        return _unit(vectors), [_unit(p) for p in part_vectors]
+        return _unit(vectors), [_unit(p) for p in part_vectors], tokens
 
     def encode_query(self, text: str) -> np.ndarray:
-        return self._cached(self.queries, [text])[0]
+        return self._query(text)[0]
+
+    def query_tokens(self, text: str) -> np.ndarray:
+        return self._query(text)[1]
+
+    def _query(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """A question's vector and its content tokens, from one forward pass, cached."""
+        vector, tokens = self.queries.get(text), self.query_token_cache.get(text)
+        if vector is None or tokens is None:
+            raw = self.token_vectors([text])[0]
+            vector, tokens = _unit(raw.mean(axis=0, keepdims=True))[0], content_tokens(raw)
+            self.queries.put(text, vector)
+            self.query_token_cache.put(text, tokens)
+        return vector, tokens
+
+    def passage_tokens(self, texts: list[str]) -> list[np.ndarray]:
+        """The content tokens of chunk texts at question time: those the index stored, else
+        encoded (an index built before they were stored, a chunk no index holds)."""
+        found = {text: tokens for text in dict.fromkeys(texts)
+                 if (tokens := self.passage_token_cache.get(text)) is not None}
+        missing = [text for text in dict.fromkeys(texts) if text not in found]
+        if missing and self.store is not None:
+            found.update(self.store.tokens(missing))
+            missing = [text for text in missing if text not in found]
+        if missing:
+            found.update((text, content_tokens(raw)) for text, raw in zip(missing, self.token_vectors(missing)))
+        for text in dict.fromkeys(texts):
+            self.passage_token_cache.put(text, found[text])
+        return [found[text] for text in texts]
 
     def encode_passages(self, texts: list[str]) -> np.ndarray:
         """Corpus text (chunks, their sentences, words) at question time: the vectors the
@@ -177,6 +215,13 @@ class Embedder:
         if any(v is None for v in vectors):  # evicted meanwhile by another thread: encode afresh
             return self.encode(texts)
         return np.stack(vectors) if vectors else np.zeros((0, self.dimension), dtype=np.float32)
+
+
+def content_tokens(raw: np.ndarray) -> np.ndarray:
+    """A text's token vectors for late interaction: [CLS] and [SEP] dropped (they stand for
+    the whole text, not a word of it), each scaled to unit length so that a dot product is a
+    cosine."""
+    return _unit(raw[1:-1] if len(raw) > 2 else raw)
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:
@@ -270,6 +315,25 @@ class CheckedEmbedder:
 
     def encode_passages(self, texts: list[str]) -> np.ndarray:
         return self._checked(lambda: self.inner.encode_passages(texts), len(texts))
+
+    def query_tokens(self, text: str) -> np.ndarray:
+        return self._checked_tokens(lambda: [self.inner.query_tokens(text)], 1)[0]
+
+    def passage_tokens(self, texts: list[str]) -> list[np.ndarray]:
+        return self._checked_tokens(lambda: self.inner.passage_tokens(texts), len(texts))
+
+    def _checked_tokens(self, call, texts: int) -> list[np.ndarray]:
+        """One finite matrix of token vectors of the model's dimension per text."""
+        try:
+            matrices = [np.asarray(m, dtype=np.float32) for m in call()]
+        except Exception as error:
+            raise EmbeddingError(f"the embedding model failed: {error!r}") from error
+        if len(matrices) != texts or any(m.ndim != 2 or not len(m) or m.shape[1] != self.dimension
+                                         for m in matrices):
+            raise EmbeddingError(f"expected token vectors of {self.dimension} for {texts} texts")
+        if not all(np.isfinite(m).all() and np.linalg.norm(m, axis=1).all() for m in matrices):
+            raise EmbeddingError("the embedding model returned NaN or zero token vectors")
+        return matrices
 
     def _checked(self, call, rows: int) -> np.ndarray:
         try:

@@ -14,7 +14,7 @@ from itertools import takewhile
 from typing import Callable
 
 from .entities import Gazetteer
-from .nodes.evidence import holds_role, query_weights, role_asked
+from .nodes.evidence import holds_role, query_weights, role_asked, standing
 from .nodes.query import split_follow_up
 from .text import (LIST_ITEM, STOPWORDS, lead_ins, link_labels, lists, sentences, table_sentences, term_set, terms, weighted_coverage,
                    words)
@@ -294,7 +294,7 @@ class ExtractiveGenerator:
                         continue
                 own = term_set(sentence)
                 score = (weighted_coverage(weights, own) + 0.35 * weighted_coverage(weights, heading - own)
-                         + 0.5 * float(chunk.get("relevance") or 0.0) - 0.05 * rank
+                         + 0.5 * standing(chunk) - 0.05 * rank
                          - 0.1 * max(0.0, len(sentence) / 150 - 1.5))  # long rows win on overlap alone
                 typed = holds_answer(sentence, wanted, people)
                 if typed:

@@ -94,6 +94,7 @@ class _Serving(NamedTuple):
     version: int
     columns: frozenset[str]
     chunks: int
+    dataset: object  # the Lance dataset beneath the table, at that version: filtered reads
 
 
 def _sql_list(values) -> str:
@@ -150,7 +151,7 @@ class Index:
         table.checkout(version)
         # A checked-out version never changes: what every question would ask of it (its
         # version, columns, size) is read once here; each such call on the handle costs ~0.6 ms.
-        serving = _Serving(table, table.version, frozenset(table.schema.names), table.count_rows())
+        serving = _Serving(table, table.version, frozenset(table.schema.names), table.count_rows(), table.to_lance())
         self.documents = len(set(_column(table, "source_id")))
         self.store.reopen()  # another process may have added the new version's vectors
         self._serving = serving  # one reference swap: readers see the old or the new, never half
@@ -263,11 +264,11 @@ class Index:
         return row
 
     def fetch(self, where: str, limit: int = 50) -> list[dict]:
-        """Rows matching a SQL filter (used to pull neighbouring and linked chunks)."""
-        rows = self.table.search().where(where).limit(limit).to_list()
-        for row in rows:
-            row.pop("vector", None)
-        return rows
+        """Rows matching a SQL filter (used to pull neighbouring and linked chunks), read from
+        the Lance dataset beneath the table: 2.3 ms where LanceDB's query builder takes 4.3."""
+        serving = self._checked_out
+        columns = sorted(serving.columns - {"vector"})
+        return serving.dataset.to_table(columns=columns, filter=where, limit=limit).to_pylist()
 
     def related(self, chunks: list[dict], where: str | None = None) -> list[dict]:
         """The other chunks of the given chunks' sections, and the opening chunk of each
@@ -382,7 +383,7 @@ class Index:
 
         table = self._open_table()
         existing = {}
-        # An index older than the vector store or the audience column is rebuilt whole.
+        # An index older than the vector store (or its token vectors) or the audience column is rebuilt whole.
         if table is not None and self.store.exists() and "audience" in table.schema.names:
             existing = dict(zip(_column(table, "chunk_id"), _column(table, "content_hash")))
         changed = [c for c in corpus.chunks if existing.get(c.chunk_id) != c.content_hash]
@@ -436,18 +437,20 @@ class Index:
         return self._finish(corpus, len(changed), len(removed), started, table.version, built_from)
 
     def _embed(self, chunks: list[Chunk], removed: list[str]) -> pa.Table:
-        """The chunks' rows, with their vectors. The chunks' vectors again and their sentences'
-        (from the same forward pass) go to the vector store, for question-time lookups by text."""
+        """The chunks' rows, with their vectors. The chunks' vectors again, their token vectors
+        and their sentences' vectors (all from the same forward pass) go to the vector store,
+        for question-time lookups by text."""
         parts = [list(sentences(chunk.body)) for chunk in chunks]
-        vectors, part_vectors = self.embedder.encode_chunks([chunk.text for chunk in chunks], parts)
+        vectors, part_vectors, tokens = self.embedder.encode_chunks([chunk.text for chunk in chunks], parts)
         if len(chunks) and (vectors.shape[0] != len(chunks) or not np.isfinite(vectors).all()
                             or [len(p) for p in part_vectors] != [len(p) for p in parts]
-                            or not all(np.isfinite(p).all() for p in part_vectors)):
+                            or not all(np.isfinite(p).all() for p in part_vectors)
+                            or len(tokens) != len(chunks) or not all(np.isfinite(t).all() for t in tokens)):
             raise RefreshError("the embedding model returned malformed vectors")
         owned = [(chunk.chunk_id, chunk.text) for chunk in chunks]
         owned += [(chunk.chunk_id, part) for chunk, p in zip(chunks, parts) for part in p]
         self.store.replace([chunk.chunk_id for chunk in chunks] + removed, owned,
-                           np.concatenate([vectors, *part_vectors]))
+                           np.concatenate([vectors, *part_vectors]), [*tokens, *[None] * (len(owned) - len(chunks))])
         schema = _schema(vectors.shape[1] if len(chunks) else self.embedder.dimension)
         columns = {name: [getattr(chunk, name) for chunk in chunks] for name in _STORED}
         flat = pa.array(vectors.reshape(-1), type=pa.float32())

@@ -123,7 +123,7 @@ class FailingEmbedder:
         raise {"raise": RuntimeError("CUDA out of memory"), "timeout": TimeoutError("model server timed out")}[self.fault]
 
     def encode_chunks(self, texts, parts):
-        return self.encode(texts), [self.real.encode(p) for p in parts]
+        return self.encode(texts), [self.real.encode(p) for p in parts], self.real.encode_chunks(texts, parts)[2]
 
     def encode_query(self, text):
         return self.real.encode_query(text)
@@ -379,15 +379,24 @@ class FaultyEmbedder:
         self.model_name, self.dimension = real.model_name, real.dimension
 
     def encode(self, texts):
-        if isinstance(self.fault, BaseException):
-            raise self.fault
-        return self.fault(self.real.encode(texts))
+        return self._faulty(self.real.encode(texts))
 
     def encode_query(self, text):
         return self.encode([text])[0]
 
     def encode_passages(self, texts):
         return self.encode(texts)
+
+    def query_tokens(self, text):
+        return self._faulty(self.real.query_tokens(text))
+
+    def passage_tokens(self, texts):
+        return [self._faulty(tokens) for tokens in self.real.passage_tokens(texts)]
+
+    def _faulty(self, vectors):
+        if isinstance(self.fault, BaseException):
+            raise self.fault
+        return self.fault(vectors)
 
 
 EMBEDDER_FAULTS = {

@@ -192,6 +192,30 @@ def test_a_rewritten_search_adds_evidence_but_the_question_still_ranks_it(embedd
     assert "10:00 to 15:00" in state["final_output"]["answer"]
 
 
+def test_the_section_that_answers_outranks_one_that_merely_shares_the_question_words(embedder):
+    """Late interaction: each question word meets its best match in the chunk ("laptop" in
+    "laptop", "Mac" in "MacBook"). The 18F handbook's search returned these two sections with
+    these scores; by similarity, term coverage and BM25 the Citrix one, which repeats "Windows"
+    and "Mac", ranked first and opened the answer with the wrong rule. Whether the evidence is
+    strong enough is still judged on the closest chunk by those measures: judged on the laptop
+    section alone, the question was declined."""
+    laptop = chunk("getting-started/equipment::laptop::0",
+                   "Your supervisor will determine if you need a MacBook Pro or PC laptop. In the past, most TTS "
+                   "employees have been issued an Apple MacBook Pro computer, but recently due to supply chain "
+                   "shortages as well as a few other factors, TTS does not have the current inventory to give each "
+                   "new hire a MacBook at this time.", similarity=0.4616, keyword_score=7.1927,
+                   title="Equipment", section="Laptop")
+    citrix = chunk("tools/virtual-desktop::software::0",
+                   "Citrix is the easiest way to use software that's available for Windows but not Mac. If the "
+                   "software you need isn't already pre-installed, you can request installation by opening a "
+                   "Software request with the GSA IT Service Desk.", similarity=0.4281, keyword_score=9.0598,
+                   title="Citrix", section="Software")
+    state = run(embedder, "Will I get a Mac or a Windows laptop when I start?", FakeRetriever([citrix, laptop]))
+    assert [c["chunk_id"] for c in state["ranked_chunks"]][0] == laptop["chunk_id"]
+    opening = state["final_output"]["answer"].split(". ")[0]
+    assert "supervisor will determine if you need a MacBook Pro or PC laptop" in opening
+
+
 def test_follow_up_about_an_uncovered_group_names_the_gap(engine):
     history = [{"role": "user", "content": "How many days per week can employees work remotely?"},
                {"role": "assistant", "content": "Up to 3 days a week with manager approval."}]

@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 
 from rag_graph import index as index_module
-from rag_graph.embeddings import Embedder
+from rag_graph.embeddings import Embedder, content_tokens
 from rag_graph.index import Index, RefreshError, RefreshInProgress
 from rag_graph.text import sentences, stem
 
@@ -157,6 +157,34 @@ def test_question_time_vectors_of_corpus_text_come_from_the_index_not_the_model(
     assert float(stored[1] @ encoded[1]) > 0.6
 
 
+def test_token_vectors_for_late_interaction_come_from_the_index_not_the_model(tmp_path, corpus, embedder):
+    """Ranking reads a question's top chunks token by token: their token vectors were stored at
+    index time (as int8), so it loads no model, and the rounding barely moves a cosine."""
+    Index(str(tmp_path / "db"), embedder).refresh(corpus)
+    fresh = Embedder(embedder.model_name)
+    index = Index(str(tmp_path / "db"), fresh)
+    text = index.fetch("source_id = 'office'")[0]["text"]
+    [stored] = fresh.passage_tokens([text])
+    assert fresh._model is None, "a question-time lookup of a chunk's tokens loaded the model"
+    encoded = content_tokens(embedder.token_vectors([text])[0])
+    assert stored.shape == encoded.shape
+    assert np.abs(stored @ stored.T - encoded @ encoded.T).max() < 0.01
+
+
+def test_an_index_stored_before_token_vectors_is_rebuilt_whole_by_the_next_refresh(tmp_path, corpus, embedder):
+    """An index from before late interaction answers questions by encoding the few chunks it
+    re-ranks; `citebot index`, with no document changed, stores their token vectors."""
+    Index(str(tmp_path / "db"), embedder).refresh(corpus)
+    Index(str(tmp_path / "db"), embedder).store._open().drop_columns(["tokens", "scales"])
+    older = Index(str(tmp_path / "db"), embedder)
+    text = older.fetch("source_id = 'office'")[0]["text"]
+    assert older.store.tokens([text]) == {}
+    assert older.refresh(corpus).embedded == 3
+    fresh = Embedder(embedder.model_name)
+    Index(str(tmp_path / "db"), fresh)
+    assert fresh.passage_tokens([text])[0].shape[1] == embedder.dimension and fresh._model is None
+
+
 def test_chunks_a_search_found_are_compared_without_reading_the_vector_table_again(tmp_path, corpus, embedder, monkeypatch):
     """The evidence checks after a search compare the question with the rows it found: their
     vectors came back with the search, so no second read of the vector table (~6 ms each)."""
@@ -164,9 +192,8 @@ def test_chunks_a_search_found_are_compared_without_reading_the_vector_table_aga
     fresh = Embedder(embedder.model_name)
     index = Index(str(tmp_path / "db"), fresh)
     found = index.search("Can I bring my dog to the office?", top_k=2)
-    table = index.store._open()
     reads = []
-    monkeypatch.setattr(type(table), "search", lambda self, *a, **k: reads.append(a) or pytest.fail("read again"))
+    monkeypatch.setattr(index.store, "_read", lambda *a: reads.append(a) or pytest.fail("read again"))
     vectors = fresh.encode_passages([row["text"] for row in found])
     fresh.encode_passages(["dongle"])  # a single word (the synonym check) is never stored: not looked up
     assert reads == []

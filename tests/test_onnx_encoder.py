@@ -56,10 +56,11 @@ def test_sentence_vectors_taken_from_a_chunks_tokens_match_the_torch_pass(embedd
     parts = [["Fill in the enrolment form.", "Your supervisor signs it."]]
     torch_only = Embedder(embedder.model_name)
     torch_only._model, torch_only._onnx = embedder.model, None
-    chunk, sentences = embedder.encode_chunks([text], parts)
-    chunk_t, sentences_t = torch_only.encode_chunks([text], parts)
+    chunk, sentences, tokens = embedder.encode_chunks([text], parts)
+    chunk_t, sentences_t, tokens_t = torch_only.encode_chunks([text], parts)
     assert float(chunk[0] @ chunk_t[0]) > 0.99999
     assert np.allclose((sentences[0] * sentences_t[0]).sum(axis=1), 1.0, atol=1e-5)
+    assert tokens[0].shape == tokens_t[0].shape and np.allclose((tokens[0] * tokens_t[0]).sum(axis=1), 1.0, atol=1e-5)
 
 
 def test_a_damaged_graph_file_falls_back_to_torch_and_is_exported_again(embedder, tmp_path, monkeypatch):
