@@ -216,6 +216,15 @@ def test_the_section_that_answers_outranks_one_that_merely_shares_the_question_w
     assert "supervisor will determine if you need a MacBook Pro or PC laptop" in opening
 
 
+def test_how_long_is_answered_with_the_length_not_the_eligibility_rule_late_interaction_ranked_first(engine):
+    """Late interaction ranks the eligibility section first for this question (it matches
+    "paid parental leave" word for word); the answer still comes from the section that states
+    the length, because the answer's pick weighs chunks by relevance order plus their standing."""
+    state = engine.run("how long is paid parental leave here?")
+    assert state["ranked_chunks"][0]["section"] != "How much leave"  # what makes this case
+    assert "16 weeks of fully paid parental leave" in state["final_output"]["answer"]
+
+
 def test_follow_up_about_an_uncovered_group_names_the_gap(engine):
     history = [{"role": "user", "content": "How many days per week can employees work remotely?"},
                {"role": "assistant", "content": "Up to 3 days a week with manager approval."}]

@@ -111,6 +111,12 @@ def standing(chunk: dict) -> float:
     return (relevance + LATE_WEIGHT * chunk["late"]) / (1 + LATE_WEIGHT)
 
 
+def by_relevance(chunks: list[dict]) -> list[dict]:
+    """The chunks in order of relevance, whatever order late interaction gave them (stable:
+    ties keep their rank)."""
+    return sorted(chunks, key=lambda c: -float(c.get("relevance") or 0.0))
+
+
 def _descending(date: str) -> str:
     return "".join(chr(0x10FFFF - ord(ch)) for ch in date)
 

@@ -8,8 +8,8 @@ from langgraph.runtime import Runtime
 from ..context import Deps
 from ..state import State
 from ..text import sentences, term_set, terms_held, weighted_coverage
-from .evidence import (foreign_terms, holds_role, kind_named, names_a_subject, query_weights, relevance_scores,
-                       rerank_late, role_asked, subject_weights, uncovered_terms, values)
+from .evidence import (by_relevance, foreign_terms, holds_role, kind_named, names_a_subject, query_weights,
+                       relevance_scores, rerank_late, role_asked, subject_weights, uncovered_terms, values)
 
 MIN_COVERAGE = 0.5  # a chunk below the similarity threshold survives if it holds half the query
 STRONG_SIMILARITY = 0.5  # a match this close needs no lexical confirmation
@@ -119,10 +119,6 @@ def assess_context_quality(state: State, runtime: Runtime[Deps]) -> dict:
         return {"context_quality": "weak", "knowledge_gap": describe_gap(state, missing)}
     quality = "contradictory" if state.get("contradictions") else "sufficient"
     return {"context_quality": quality, "knowledge_gap": None}
-
-
-def by_relevance(chunks: list[dict]) -> list[dict]:
-    return sorted(chunks, key=lambda c: -float(c.get("relevance") or 0.0))  # stable: ties keep their rank
 
 
 def subject_coverage(query: str, chunk: dict, vocabulary) -> float:
