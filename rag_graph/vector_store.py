@@ -69,8 +69,8 @@ class VectorStore:
 
     def exists(self) -> bool:
         """The table exists and holds token vectors (an older one is replaced on the next build)."""
-        table = self._open()
-        return table is not None and "tokens" in table.schema.names
+        dataset = self._lance()
+        return dataset is not None and "tokens" in dataset.schema.names
 
     def remember(self, text: str, vector: np.ndarray) -> None:
         """A vector the index stored, read along with its row (a search result)."""
@@ -97,8 +97,7 @@ class VectorStore:
 
     def tokens(self, texts: list[str]) -> dict[str, np.ndarray]:
         """The stored content tokens of each chunk text the store holds."""
-        dataset = self._lance()
-        if dataset is None or "tokens" not in dataset.schema.names:
+        if not self.exists():
             return {}
         wanted = {text_key(text): text for text in texts}
         rows = self._read(list(wanted), ["key", "tokens", "scales"]).to_pylist()
