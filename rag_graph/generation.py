@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from itertools import takewhile
 from typing import Callable
 
+import numpy as np
+
 from .entities import Gazetteer
 from .nodes.evidence import by_relevance, holds_role, query_weights, role_asked, standing
 from .nodes.query import split_follow_up
@@ -207,7 +209,7 @@ class ExtractiveGenerator:
             length += len(text) + lead + (len(subject) + 2) * label + 1
         out, previous = [], None
         several = len({subjects[c.chunk_id] for c, _, _ in kept}) > 1  # what did not fit names nothing
-        ordered = sorted(kept, key=lambda k: (k[0].rank, k[0].position))
+        ordered = sorted(kept, key=lambda k: (self._part_of(k[0].rank, kept, parts), k[0].rank, k[0].position))
         led = set()  # the lists whose lead-in is shown
         for at, (candidate, text, label) in enumerate(ordered):
             subject = subjects[candidate.chunk_id]
@@ -226,6 +228,19 @@ class ExtractiveGenerator:
             previous = subject
             out.append({"text": text, "chunk_ids": [candidate.chunk_id]})
         return {"answer": " ".join(s["text"] for s in out), "sentences": out}
+
+    def _part_of(self, rank: int, kept: list, parts: list[str]) -> int:
+        """The first part of the question a chunk's shown sentences answer: a multi-part answer
+        takes the parts in the order they were asked, whatever order the chunks rank in (late
+        interaction may rank the second part's chunk first). A sentence answers the part it is
+        closest to in meaning: the parts share most of their words ("can I earn credit hours on
+        a compressed schedule" / "on a flexible one"), and the few they do not may be as common
+        in the sentence ("Core hours…, whether you are in the office or at home")."""
+        if len(parts) < 2 or self.embedder is None:
+            return 0
+        shown = [candidate.text for candidate, _, _ in kept if candidate.rank == rank]
+        asked = np.stack([self.embedder.encode_query(part) for part in parts])
+        return int((self.embedder.encode_passages(shown) @ asked.T).argmax(axis=1).min())
 
     def _weights(self, question: str) -> dict[str, float]:
         """Term weights of a question; words carried over from elsewhere (a follow-up's subject,

@@ -1024,7 +1024,9 @@ def test_a_question_of_two_parts_is_answered_when_each_part_has_its_evidence(emb
     # on the bundled corpus, this took a rewritten second search to be answered
     state = engine.run("how do I set up my regular work-from-home days, and what hours do I need to be online?")
     assert not state["query_rewrites"]
-    assert "BambooHR" in state["final_output"]["answer"] and "10:00 to 15:00" in state["final_output"]["answer"]
+    answer = state["final_output"]["answer"]
+    assert "BambooHR" in answer and "10:00 to 15:00" in answer
+    assert answer.index("BambooHR") < answer.index("10:00 to 15:00")  # the parts in the order asked
 
 
 def test_the_part_least_answered_gets_the_last_sentence(embedder):
@@ -1044,6 +1046,21 @@ def test_the_part_least_answered_gets_the_last_sentence(embedder):
     generator = ExtractiveGenerator(FakeRetriever([dc, chicago]).vocabulary, embedder)
     answer = generator.generate(question, [dc, chicago], "", parts)["answer"]
     assert "room 1217" in answer and "G151" in answer
+
+
+def test_a_multi_part_answer_takes_the_parts_in_the_order_they_were_asked(embedder):
+    # Late interaction ranked the flexible schedule's chunk first, and the answer said "Yes" to
+    # the flexible schedule before "No" to the compressed one the asker named first.
+    flexible = chunk("schedules::flexible::0", "On a flexible work schedule you can earn and use credit hours.",
+                     title="Work schedules", section="Flexible schedule", relevance=0.7, answers_parts=[1])
+    compressed = chunk("schedules::compressed::0", "On a compressed work schedule credit hours are not available.",
+                       title="Work schedules", section="Compressed schedule", relevance=0.6, answers_parts=[0])
+    question = "can I earn credit hours on a compressed schedule, and on a flexible one?"
+    parts = split_question(question)
+    assert len(parts) == 2
+    generator = ExtractiveGenerator(FakeRetriever([flexible, compressed]).vocabulary, embedder)
+    answer = generator.generate(question, [flexible, compressed], "", parts)["answer"]
+    assert answer.index("not available") < answer.index("earn and use")
 
 
 def test_a_question_asking_what_something_looks_like_is_about_that_thing(engine):
