@@ -200,6 +200,24 @@ class Embedder:
             self.passage_token_cache.put(text, found[text])
         return [found[text] for text in texts]
 
+    def sentence_tokens(self, text: str, runs: list[tuple[str, ...]]) -> list[np.ndarray | None]:
+        """For each run of sentences of a chunk's text (one sentence, or a lead-in with its
+        list), the chunk's content tokens that fall inside it: token vectors read in the context
+        of the whole chunk, from the index. None where a sentence is not in the text verbatim (a
+        table row rewritten as a sentence) or lies past the tokens the model reads."""
+        tokens = self.passage_tokens([text])[0]
+        offsets = self.model.tokenizer(text, return_offsets_mapping=True, truncation=True,
+                                       max_length=self.model.max_seq_length)["offset_mapping"]
+        offsets = np.array(content_tokens_of(offsets)[: len(tokens)], dtype=np.int64).reshape(-1, 2)
+        out = []
+        for run in runs:
+            spans = [where for where in _locate(text, list(run)) if where is not None]
+            inside = np.zeros(len(offsets), dtype=bool)
+            for start, end in spans if len(spans) == len(run) else ():
+                inside |= (offsets[:, 0] >= start) & (offsets[:, 1] <= end) & (offsets[:, 1] > offsets[:, 0])
+            out.append(tokens[inside] if inside.any() else None)
+        return out
+
     def encode_passages(self, texts: list[str]) -> np.ndarray:
         """Corpus text (chunks, their sentences, words) at question time: the vectors the
         index stored for them, else encoded; cached by text either way."""
@@ -222,11 +240,16 @@ class Embedder:
         return np.stack(vectors) if vectors else np.zeros((0, self.dimension), dtype=np.float32)
 
 
+def content_tokens_of(sequence):
+    """A tokenizer's per-token output without [CLS] and [SEP], as `content_tokens` keeps them."""
+    return sequence[1:-1] if len(sequence) > 2 else sequence
+
+
 def content_tokens(raw: np.ndarray) -> np.ndarray:
     """A text's token vectors for late interaction: [CLS] and [SEP] dropped (they stand for
     the whole text, not a word of it), each scaled to unit length so that a dot product is a
     cosine."""
-    return _unit(raw[1:-1] if len(raw) > 2 else raw)
+    return _unit(content_tokens_of(raw))
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:
@@ -326,6 +349,18 @@ class CheckedEmbedder:
 
     def passage_tokens(self, texts: list[str]) -> list[np.ndarray]:
         return self._checked_tokens(lambda: self.inner.passage_tokens(texts), len(texts))
+
+    def sentence_tokens(self, text: str, runs: list[tuple[str, ...]]) -> list[np.ndarray | None]:
+        """None stays None (a sentence the tokens do not reach); the rest are checked."""
+        try:
+            found = list(self.inner.sentence_tokens(text, runs))
+        except Exception as error:
+            raise EmbeddingError(f"the embedding model failed: {error!r}") from error
+        if len(found) != len(runs):
+            raise EmbeddingError(f"expected token vectors for {len(runs)} runs of sentences, got {len(found)}")
+        present = [tokens for tokens in found if tokens is not None]
+        checked = iter(self._checked_tokens(lambda: present, len(present)) if present else ())
+        return [None if tokens is None else next(checked) for tokens in found]
 
     def _checked_tokens(self, call, texts: int) -> list[np.ndarray]:
         """One finite matrix of token vectors of the model's dimension per text."""

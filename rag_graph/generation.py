@@ -160,6 +160,10 @@ class ExtractiveGenerator:
     SEMANTIC_WEIGHT = 2.0
     CARRIED_WEIGHT = 0.5  # a follow-up's own words ("the long-term one") outweigh the subject it borrowed
     PART_CLOSENESS = 0.4  # a sentence this close to a part answers it without sharing its words
+    # Late interaction at the sentence level: each word of the question meets its best match in
+    # the sentence, read in the context of its chunk. Weight 1 found 3 more keywords on the test
+    # halves and 1 more on the dev halves than none (0.5 and 1.5: 1 fewer on dev each).
+    LATE_WEIGHT = 1.0
 
     def __init__(self, vocabulary: Callable[[], tuple[dict[str, int], int]], embedder=None,
                  entities: Callable[[], Gazetteer] | None = None):
@@ -177,6 +181,8 @@ class ExtractiveGenerator:
             vectors = self.embedder.encode_passages([c.text for c in pool])
             for candidate, similarity in zip(pool, vectors @ self.embedder.encode_query(question)):
                 candidate.score += self.SEMANTIC_WEIGHT * float(similarity)
+            for candidate, late in zip(pool, self._late_interaction(question, pool, context)):
+                candidate.score += self.LATE_WEIGHT * late
         # A multi-part question is covered part by part; otherwise any sentence that adds an
         # unanswered side of the question may join.
         picked = self._pick(sorted(pool, key=lambda c: -c.score), candidates, weights, others=not parts,
@@ -228,6 +234,32 @@ class ExtractiveGenerator:
             previous = subject
             out.append({"text": text, "chunk_ids": [candidate.chunk_id]})
         return {"answer": " ".join(s["text"] for s in out), "sentences": out}
+
+    def _late_interaction(self, question: str, pool: list[_Candidate], context: list[dict]) -> list[float]:
+        """Each sentence's mean, over the question's tokens, of the best cosine to one of its own
+        tokens (as `evidence.late_interaction` scores a chunk). A follow-up's borrowed subject
+        counts half, as in the word score. A sentence whose tokens cannot be found (a table row
+        rewritten as a sentence) gets the pool's mean: no reward and no penalty."""
+        own, carried = split_follow_up(question)
+        asked = [(self.embedder.query_tokens(own), 1.0)]
+        if carried.strip():
+            asked.append((self.embedder.query_tokens(carried), self.CARRIED_WEIGHT))
+        chunks = {c["chunk_id"]: c for c in context}
+        found: dict[int, np.ndarray] = {}
+        for chunk_id in dict.fromkeys(c.chunk_id for c in pool):
+            chunk = chunks[chunk_id]
+            mine = [at for at, c in enumerate(pool) if c.chunk_id == chunk_id]
+            parts = sentences(chunk["body"])
+            runs = [parts[pool[at].position: pool[at].last + 1] for at in mine]
+            found.update(zip(mine, self.embedder.sentence_tokens(chunk["text"], runs)))
+        scores = {}
+        for at, tokens in found.items():
+            if tokens is not None:
+                best = [((query @ tokens.T).max(axis=1), weight) for query, weight in asked]
+                scores[at] = float(sum(weight * b.sum() for b, weight in best)
+                                   / sum(weight * len(b) for b, weight in best))
+        neutral = sum(scores.values()) / len(scores) if scores else 0.0
+        return [scores.get(at, neutral) for at in range(len(pool))]
 
     def _part_of(self, rank: int, kept: list, parts: list[str]) -> int:
         """The first part of the question a chunk's shown sentences answer: a multi-part answer

@@ -1063,6 +1063,25 @@ def test_a_multi_part_answer_takes_the_parts_in_the_order_they_were_asked(embedd
     assert answer.index("not available") < answer.index("earn and use")
 
 
+def test_the_sentence_that_answers_outranks_one_that_shares_more_of_the_question_words(embedder):
+    # 18F's DC office page: "Building hours are 6am - 7pm." shares "building" and the hours
+    # with the question and was the answer; the closing time is in the section on after-hours
+    # access, where each word of the question finds its match ("close" / "closes", "late" /
+    # "after hours").
+    after = chunk("offices/dc::access-the-building-after-hours::0",
+                  "Go to the F Street entrance, where 24/7 access is available. Please note that the building "
+                  "closes at 6 pm, a GSA badge is required for after hours access and no visitors are permitted.",
+                  title="Washington, D.C.", section="How do I... › Access the building after hours", relevance=0.62)
+    hours = chunk("offices/dc::building-hours::0",
+                  "Building hours are 6am - 7pm. While you can stay in the space later, you won't be able to get "
+                  "back in if you go to the bathroom or something.",
+                  title="Washington, D.C.", section="Building hours", relevance=0.6)
+    generator = ExtractiveGenerator(FakeRetriever([after, hours]).vocabulary, embedder)
+    answer = generator.generate("if I'm working late at the DC HQ building, what time does it close?",
+                                [after, hours], "")["answer"]
+    assert answer.startswith("Please note that the building closes at 6 pm")
+
+
 def test_a_question_asking_what_something_looks_like_is_about_that_thing(engine):
     # "look" is no word a section on hotels would hold: it was named as the missing subject
     out = engine.ask("what does the hotel cap look like?")

@@ -171,6 +171,23 @@ def test_token_vectors_for_late_interaction_come_from_the_index_not_the_model(tm
     assert np.abs(stored @ stored.T - encoded @ encoded.T).max() < 0.01
 
 
+def test_a_sentence_is_read_token_by_token_in_the_context_of_its_chunk(tmp_path, corpus, embedder):
+    """The answer's pick reads a sentence's tokens as its chunk's stored tokens that fall inside
+    it; a sentence that is not in the text as written (a table row rewritten) has none."""
+    (corpus / "office.md").write_text("# Office\n\n## Animals\n\nStaff may bring their dogs along on Fridays.\n"
+                                      "Cats stay at home, as do birds.\n")
+    Index(str(tmp_path / "db"), embedder).refresh(corpus)
+    fresh = Embedder(embedder.model_name)
+    chunk = Index(str(tmp_path / "db"), fresh).fetch("source_id = 'office'")[0]
+    first, second = sentences(chunk["body"])
+    one, both, rewritten = fresh.sentence_tokens(chunk["text"], [(first,), (first, second), ("Not in the text.",)])
+    [stored] = fresh.passage_tokens([chunk["text"]])
+    assert len(one) == len(fresh.model.tokenizer(first)["input_ids"]) - 2  # its own words, no more
+    assert len(both) > len(one) and np.allclose(both[: len(one)], one)
+    assert all((stored == token).all(axis=1).any() for token in both)  # the stored rows themselves
+    assert rewritten is None
+
+
 def test_an_index_stored_before_token_vectors_is_rebuilt_whole_by_the_next_refresh(tmp_path, corpus, embedder):
     """An index from before late interaction answers questions by encoding the few chunks it
     re-ranks; `citebot index`, with no document changed, stores their token vectors."""
