@@ -200,22 +200,27 @@ class Embedder:
             self.passage_token_cache.put(text, found[text])
         return [found[text] for text in texts]
 
-    def sentence_tokens(self, text: str, runs: list[tuple[str, ...]]) -> list[np.ndarray | None]:
-        """For each run of sentences of a chunk's text (one sentence, or a lead-in with its
-        list), the chunk's content tokens that fall inside it: token vectors read in the context
-        of the whole chunk, from the index. None where a sentence is not in the text verbatim (a
-        table row rewritten as a sentence) or lies past the tokens the model reads."""
-        tokens = self.passage_tokens([text])[0]
-        offsets = self.model.tokenizer(text, return_offsets_mapping=True, truncation=True,
-                                       max_length=self.model.max_seq_length)["offset_mapping"]
-        offsets = np.array(content_tokens_of(offsets)[: len(tokens)], dtype=np.int64).reshape(-1, 2)
+    def sentence_tokens(self, texts: list[str], runs: list[list[tuple[str, ...]]]
+                        ) -> list[list[np.ndarray | None]]:
+        """For each chunk text, and each run of its sentences (one sentence, or a lead-in with
+        its list), the chunk's content tokens that fall inside the run: token vectors read in
+        the context of the whole chunk, from the index. None where a sentence is not in the text
+        verbatim (a table row rewritten as a sentence) or lies past the tokens the model reads."""
+        model = self.model
+        offsets = model.tokenizer(texts, return_offsets_mapping=True, truncation=True,
+                                  max_length=model.max_seq_length)["offset_mapping"]
         out = []
-        for run in runs:
-            spans = [where for where in _locate(text, list(run)) if where is not None]
-            inside = np.zeros(len(offsets), dtype=bool)
-            for start, end in spans if len(spans) == len(run) else ():
-                inside |= (offsets[:, 0] >= start) & (offsets[:, 1] <= end) & (offsets[:, 1] > offsets[:, 0])
-            out.append(tokens[inside] if inside.any() else None)
+        for text, tokens, spans, wanted in zip(texts, self.passage_tokens(texts), offsets, runs):
+            spans = np.array(content_tokens_of(spans)[: len(tokens)], dtype=np.int64).reshape(-1, 2)
+            found = iter(_locate(text, [sentence for run in wanted for sentence in run]))
+            mine = []
+            for run in wanted:
+                where = [next(found) for _ in run]
+                inside = np.zeros(len(spans), dtype=bool)
+                for start, end in where if all(where) else ():
+                    inside |= (spans[:, 0] >= start) & (spans[:, 1] <= end) & (spans[:, 1] > spans[:, 0])
+                mine.append(tokens[inside] if inside.any() else None)
+            out.append(mine)
         return out
 
     def encode_passages(self, texts: list[str]) -> np.ndarray:
@@ -350,17 +355,18 @@ class CheckedEmbedder:
     def passage_tokens(self, texts: list[str]) -> list[np.ndarray]:
         return self._checked_tokens(lambda: self.inner.passage_tokens(texts), len(texts))
 
-    def sentence_tokens(self, text: str, runs: list[tuple[str, ...]]) -> list[np.ndarray | None]:
+    def sentence_tokens(self, texts: list[str], runs: list[list[tuple[str, ...]]]
+                        ) -> list[list[np.ndarray | None]]:
         """None stays None (a sentence the tokens do not reach); the rest are checked."""
         try:
-            found = list(self.inner.sentence_tokens(text, runs))
+            found = [list(mine) for mine in self.inner.sentence_tokens(texts, runs)]
         except Exception as error:
             raise EmbeddingError(f"the embedding model failed: {error!r}") from error
-        if len(found) != len(runs):
-            raise EmbeddingError(f"expected token vectors for {len(runs)} runs of sentences, got {len(found)}")
-        present = [tokens for tokens in found if tokens is not None]
+        if [len(mine) for mine in found] != [len(wanted) for wanted in runs]:
+            raise EmbeddingError(f"expected token vectors for {sum(map(len, runs))} runs of sentences")
+        present = [tokens for mine in found for tokens in mine if tokens is not None]
         checked = iter(self._checked_tokens(lambda: present, len(present)) if present else ())
-        return [None if tokens is None else next(checked) for tokens in found]
+        return [[None if tokens is None else next(checked) for tokens in mine] for mine in found]
 
     def _checked_tokens(self, call, texts: int) -> list[np.ndarray]:
         """One finite matrix of token vectors of the model's dimension per text."""

@@ -245,13 +245,14 @@ class ExtractiveGenerator:
         if carried.strip():
             asked.append((self.embedder.query_tokens(carried), self.CARRIED_WEIGHT))
         chunks = {c["chunk_id"]: c for c in context}
-        found: dict[int, np.ndarray] = {}
-        for chunk_id in dict.fromkeys(c.chunk_id for c in pool):
-            chunk = chunks[chunk_id]
-            mine = [at for at, c in enumerate(pool) if c.chunk_id == chunk_id]
-            parts = sentences(chunk["body"])
-            runs = [parts[pool[at].position: pool[at].last + 1] for at in mine]
-            found.update(zip(mine, self.embedder.sentence_tokens(chunk["text"], runs)))
+        places = {chunk_id: [at for at, c in enumerate(pool) if c.chunk_id == chunk_id]
+                  for chunk_id in dict.fromkeys(c.chunk_id for c in pool)}
+        runs = []
+        for chunk_id, mine in places.items():
+            parts = sentences(chunks[chunk_id]["body"])
+            runs.append([parts[pool[at].position: pool[at].last + 1] for at in mine])
+        found = {at: tokens for mine, read in zip(places.values(), self.embedder.sentence_tokens(
+                     [chunks[chunk_id]["text"] for chunk_id in places], runs)) for at, tokens in zip(mine, read)}
         scores = {}
         for at, tokens in found.items():
             if tokens is not None:

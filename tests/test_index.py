@@ -180,7 +180,7 @@ def test_a_sentence_is_read_token_by_token_in_the_context_of_its_chunk(tmp_path,
     fresh = Embedder(embedder.model_name)
     chunk = Index(str(tmp_path / "db"), fresh).fetch("source_id = 'office'")[0]
     first, second = sentences(chunk["body"])
-    one, both, rewritten = fresh.sentence_tokens(chunk["text"], [(first,), (first, second), ("Not in the text.",)])
+    [[one, both, rewritten]] = fresh.sentence_tokens([chunk["text"]], [[(first,), (first, second), ("Not in the text.",)]])
     [stored] = fresh.passage_tokens([chunk["text"]])
     assert len(one) == len(fresh.model.tokenizer(first)["input_ids"]) - 2  # its own words, no more
     assert len(both) > len(one) and np.allclose(both[: len(one)], one)
