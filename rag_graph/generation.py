@@ -245,14 +245,15 @@ class ExtractiveGenerator:
         if carried.strip():
             asked.append((self.embedder.query_tokens(carried), self.CARRIED_WEIGHT))
         chunks = {c["chunk_id"]: c for c in context}
-        places = {chunk_id: [at for at, c in enumerate(pool) if c.chunk_id == chunk_id]
-                  for chunk_id in dict.fromkeys(c.chunk_id for c in pool)}
-        runs = []
+        places: dict[str, list[int]] = {}  # chunk -> where its candidates stand in the pool
+        for at, candidate in enumerate(pool):
+            places.setdefault(candidate.chunk_id, []).append(at)
+        runs = []  # per chunk, the sentences each of its candidates shows
         for chunk_id, mine in places.items():
             parts = sentences(chunks[chunk_id]["body"])
             runs.append([parts[pool[at].position: pool[at].last + 1] for at in mine])
-        found = {at: tokens for mine, read in zip(places.values(), self.embedder.sentence_tokens(
-                     [chunks[chunk_id]["text"] for chunk_id in places], runs)) for at, tokens in zip(mine, read)}
+        read = self.embedder.sentence_tokens([chunks[chunk_id]["text"] for chunk_id in places], runs)
+        found = {at: tokens for mine, tokens_of in zip(places.values(), read) for at, tokens in zip(mine, tokens_of)}
         scores = {}
         for at, tokens in found.items():
             if tokens is not None:
