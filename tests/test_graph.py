@@ -1082,6 +1082,19 @@ def test_the_sentence_that_answers_outranks_one_that_shares_more_of_the_question
     assert answer.startswith("Please note that the building closes at 6 pm")
 
 
+def test_the_yes_a_question_asks_for_is_no_missing_subject(embedder):
+    # 18F's term-extension page was declined: "Nothing in the knowledge base covers “yes”".
+    renewal = chunk("term-extensions::whats-the-process::0",
+                    "Six months before a term ends, PeopleOps asks the supervisor and the director whether to renew "
+                    "it. The TTS Front Office makes the final decision on every term renewal.",
+                    title="Term extensions", section="What's the process?", similarity=0.55)
+    other = unrelated("benefits::other", ["The office kitchen is restocked every Monday.",
+                                          "Parking permits are handed out by reception."])
+    out = run(embedder, "who actually gives the final yes on term renewals?", FakeRetriever([renewal, *other]))
+    assert out["final_output"]["status"] == "answered"
+    assert "TTS Front Office" in out["final_output"]["answer"]
+
+
 def test_a_question_asking_what_something_looks_like_is_about_that_thing(engine):
     # "look" is no word a section on hotels would hold: it was named as the missing subject
     out = engine.ask("what does the hotel cap look like?")

@@ -163,9 +163,10 @@ def uncovered_terms(query: str, chunks: list[dict], vocabulary, min_share: float
     return [originals.get(t, t) for t in stems]
 
 
-# Words that say when, how often or how sure, never what: no knowledge gap is about them.
+# Words that say when, how often or how sure, or answer yes or no, never what: no knowledge gap
+# is about them ("who gives the final yes on term renewals?" asks who approves).
 _NOT_A_SUBJECT = frozenset("ago already ever yet soon often usually maybe probably really just still "
-                           "anymore currently recently lately".split())
+                           "anymore currently recently lately yes no okay ok".split())
 
 
 def names_a_subject(word: str, question: str = "") -> bool:
