@@ -215,7 +215,8 @@ class ExtractiveGenerator:
             length += len(text) + lead + (len(subject) + 2) * label + 1
         out, previous = [], None
         several = len({subjects[c.chunk_id] for c, _, _ in kept}) > 1  # what did not fit names nothing
-        ordered = sorted(kept, key=lambda k: (self._part_of(k[0].rank, kept, parts), k[0].rank, k[0].position))
+        part_of = self._parts_answered(kept, parts)
+        ordered = sorted(kept, key=lambda k: (part_of[k[0].rank], k[0].rank, k[0].position))
         led = set()  # the lists whose lead-in is shown
         for at, (candidate, text, label) in enumerate(ordered):
             subject = subjects[candidate.chunk_id]
@@ -263,18 +264,21 @@ class ExtractiveGenerator:
         neutral = sum(scores.values()) / len(scores) if scores else 0.0
         return [scores.get(at, neutral) for at in range(len(pool))]
 
-    def _part_of(self, rank: int, kept: list, parts: list[str]) -> int:
-        """The first part of the question a chunk's shown sentences answer: a multi-part answer
-        takes the parts in the order they were asked, whatever order the chunks rank in (late
-        interaction may rank the second part's chunk first). A sentence answers the part it is
-        closest to in meaning: the parts share most of their words ("can I earn credit hours on
-        a compressed schedule" / "on a flexible one"), and the few they do not may be as common
-        in the sentence ("Core hours…, whether you are in the office or at home")."""
+    def _parts_answered(self, kept: list, parts: list[str]) -> dict[int, int]:
+        """For each chunk shown (by rank), the first part of the question its sentences answer: a
+        multi-part answer takes the parts in the order they were asked, whatever order the chunks
+        rank in (late interaction may rank the second part's chunk first). A sentence answers the
+        part it is closest to in meaning: the parts share most of their words ("can I earn credit
+        hours on a compressed schedule" / "on a flexible one"), and the few they do not may be as
+        common in the sentence ("Core hours…, whether you are in the office or at home")."""
         if len(parts) < 2 or self.embedder is None:
-            return 0
-        shown = [candidate.text for candidate, _, _ in kept if candidate.rank == rank]
+            return {candidate.rank: 0 for candidate, _, _ in kept}
         asked = np.stack([self.embedder.encode_query(part) for part in parts])
-        return int((self.embedder.encode_passages(shown) @ asked.T).argmax(axis=1).min())
+        closest = (self.embedder.encode_passages([candidate.text for candidate, _, _ in kept]) @ asked.T).argmax(axis=1)
+        first: dict[int, int] = {}
+        for (candidate, _, _), part in zip(kept, closest.tolist()):
+            first[candidate.rank] = min(first.get(candidate.rank, part), part)
+        return first
 
     def _weights(self, question: str) -> dict[str, float]:
         """Term weights of a question; words carried over from elsewhere (a follow-up's subject,
