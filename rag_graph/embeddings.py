@@ -155,8 +155,7 @@ class Embedder:
             spans = np.array(spans[: len(embedded)], dtype=np.int64).reshape(-1, 2)
             found = _locate(text, parts[i])
             for j, where in enumerate(found):
-                inside = ((spans[:, 0] >= where[0]) & (spans[:, 1] <= where[1]) & (spans[:, 1] > spans[:, 0])
-                          if where else np.zeros(len(spans), dtype=bool))
+                inside = _inside(spans, [where] if where else [])
                 if inside.any():
                     part_vectors[i][j] = embedded[inside].mean(axis=0)
                 else:
@@ -216,9 +215,7 @@ class Embedder:
             mine = []
             for run in wanted:
                 where = [next(found) for _ in run]
-                inside = np.zeros(len(spans), dtype=bool)
-                for start, end in where if all(where) else ():
-                    inside |= (spans[:, 0] >= start) & (spans[:, 1] <= end) & (spans[:, 1] > spans[:, 0])
+                inside = _inside(spans, where if all(where) else [])
                 mine.append(tokens[inside] if inside.any() else None)
             out.append(mine)
         return out
@@ -290,6 +287,14 @@ def _locate(text: str, parts: list[str]) -> list[tuple[int, int] | None]:
         found.append((where[at], where[end - 1] + 1))
         cursor = end
     return found
+
+
+def _inside(spans: np.ndarray, where: list[tuple[int, int]]) -> np.ndarray:
+    """Which tokens (their character spans, one row each) lie inside any of the text spans."""
+    inside = np.zeros(len(spans), dtype=bool)
+    for start, end in where:
+        inside |= (spans[:, 0] >= start) & (spans[:, 1] <= end) & (spans[:, 1] > spans[:, 0])
+    return inside
 
 
 _SPACES = re.compile(r"\s+")

@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 
 from .entities import Gazetteer
-from .nodes.evidence import by_relevance, holds_role, query_weights, role_asked, standing
+from .nodes.evidence import best_matches, by_relevance, holds_role, query_weights, role_asked, standing
 from .nodes.query import split_follow_up
 from .text import (LIST_ITEM, STOPWORDS, lead_ins, link_labels, lists, sentences, table_sentences, term_set, terms, weighted_coverage,
                    words)
@@ -258,7 +258,7 @@ class ExtractiveGenerator:
         scores = {}
         for at, tokens in found.items():
             if tokens is not None:
-                best = [((query @ tokens.T).max(axis=1), weight) for query, weight in asked]
+                best = [(best_matches(query, tokens), weight) for query, weight in asked]
                 scores[at] = float(sum(weight * b.sum() for b, weight in best)
                                    / sum(weight * len(b) for b, weight in best))
         neutral = sum(scores.values()) / len(scores) if scores else 0.0

@@ -89,8 +89,13 @@ def late_interaction(query: str, chunks: list[dict], embedder) -> list[float]:
     """For each chunk, the mean over the query's tokens of the best cosine to any of the
     chunk's tokens (stored at index time)."""
     asked = embedder.query_tokens(query)
-    return [float((asked @ tokens.T).max(axis=1).mean())
+    return [float(best_matches(asked, tokens).mean())
             for tokens in embedder.passage_tokens([c["text"] for c in chunks])]
+
+
+def best_matches(asked: np.ndarray, tokens: np.ndarray) -> np.ndarray:
+    """For each question token, its best cosine to one of the text's tokens (MaxSim)."""
+    return (asked @ tokens.T).max(axis=1)
 
 
 def rerank_late(query: str, ranked: list[dict], embedder) -> list[dict]:
