@@ -1137,3 +1137,16 @@ def test_a_person_introduced_by_a_heading_and_then_by_first_name_is_the_subject_
     state = engine.run("what else does he do?", history)
     assert "jonah" in state["retrieval_query"]
     assert "hands out laptops and badges" in state["final_output"]["answer"]
+
+
+def test_a_function_word_of_the_question_is_no_missing_subject(embedder):
+    # The dictionary lists "whether" as a noun, so it passed for a subject: "Nothing in the
+    # knowledge base covers “whether”, “sauna”, “free” in connection with Perks › Gym."
+    gym = chunk("perks::gym::0", "The company pays up to $50 a month toward a gym membership of your choice.",
+                title="Perks", section="Gym", similarity=0.35)
+    other = unrelated("benefits::other", ["The office kitchen is restocked every Monday.",
+                                          "Parking permits are handed out by reception."])
+    out = run(embedder, "I wonder whether the office sauna is free", FakeRetriever([gym, *other]))
+    assert out["final_output"]["status"] == "insufficient_context"
+    gap = out["final_output"]["knowledge_gap"]
+    assert "sauna" in gap and "whether" not in gap

@@ -169,9 +169,14 @@ def uncovered_terms(query: str, chunks: list[dict], vocabulary, min_share: float
 
 
 # Words that say when, how often or how sure, or answer yes or no, never what: no knowledge gap
-# is about them ("who gives the final yes on term renewals?" asks who approves).
+# is about them ("who gives the final yes on term renewals?" asks who approves). Nor is one of
+# the function words the dictionary does not list as such, which would pass for a name ("…not
+# sure whether a side job counts": a policy on side jobs need not write "whether").
 _NOT_A_SUBJECT = frozenset("ago already ever yet soon often usually maybe probably really just still "
-                           "anymore currently recently lately yes no okay ok".split())
+                           "anymore currently recently lately yes no okay ok "
+                           "whether unless although albeit whereas whilst lest neither whatever whichever whoever "
+                           "onto toward towards upon versus vs among amongst despite beside underneath till unto "
+                           "thru cannot".split())
 
 
 def names_a_subject(word: str, question: str = "") -> bool:
