@@ -7,6 +7,8 @@ import unicodedata
 from functools import lru_cache
 from itertools import takewhile
 
+from lemminflect import getAllLemmas
+
 STOPWORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being below
 between both but by can could did do does doing down during each few for from further get gets got
@@ -79,7 +81,7 @@ def words(text: str) -> list[str]:
 
 # Counts of terms stored with an index are only valid for the stemmer that counted them: a
 # change to `words` or `stem` bumps this, and an index counted with another version is counted again.
-STEMMER_VERSION = 5
+STEMMER_VERSION = 6
 
 
 @lru_cache(maxsize=65536)  # a question's texts repeat the same few thousand words
@@ -90,7 +92,10 @@ def stem(word: str) -> str:
     without this the evidence that says "deleting" did not hold the asker's "delete". The s of
     'class', 'bonus' or 'access' is no plural: it stays, as 'classes' keeps it. Nor is every
     'ly' an adverb's: 'apply', 'supply' and 'early' keep it ('apply' was 'app', the software),
-    and 'easily' is 'easy'."""
+    and 'easily' is 'easy'. A stem is never another word: the e stays where dropping it would
+    make one ('fare', 'fares', 'fared' -> 'fare', not the 'far' of "how far ahead"; 'care' and
+    'caring' are no 'car')."""
+    original = word
     if word.endswith(("ies", "ied")) and len(word) > 5:
         word = word[:-3] + "y"
     for suffix in ("ations", "ation", "ments", "ment", "ingly", "ings", "ing", "edly",
@@ -105,9 +110,23 @@ def stem(word: str) -> str:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)]
             break
-    while word.endswith("e") and len(word) > 3:  # "employee" and "employees" -> "employ"
-        word = word[:-1]
+    bare = word
+    while bare.endswith("e") and len(bare) > 3:  # "employee" and "employees" -> "employ"
+        bare = bare[:-1]
+    if bare != word:
+        return word[: len(bare) + 1] if _another_word(bare, original) else bare
+    if word != original and _another_word(word, original) and word + "e" in _lemmas(original):
+        return word + "e"  # the suffix took the e with it: "caring", "fared", "using"
     return word
+
+
+def _another_word(stem_: str, original: str) -> bool:
+    """The stem is a word of its own, not one of the original's lemmas ("car" of "care")."""
+    return bool(getAllLemmas(stem_)) and stem_ not in _lemmas(original)
+
+
+def _lemmas(word: str) -> set[str]:
+    return {lemma for found in getAllLemmas(word).values() for lemma in found}
 
 
 def terms(text: str) -> list[str]:

@@ -843,6 +843,24 @@ def test_apply_is_not_the_app():
     assert ranked[1]["coverage"] < ranked[0]["coverage"]
 
 
+def test_a_fare_is_not_far_and_care_is_not_a_car():
+    """Dropping a final e made other words: 'fare' was 'far', 'care' and 'career' were 'car'. So
+    a travel page on train fares held the "far" of "how far ahead do I ask for leave?", and a
+    page on rental cars the "care" of "how much leave to care for a parent?"."""
+    from rag_graph.nodes.evidence import relevance_scores
+    from rag_graph.text import stem
+    assert stem("fare") == stem("fares") == stem("fared") != stem("far")
+    assert stem("care") == stem("caring") == stem("cared") != stem("car") == stem("cars")
+    assert stem("rate") == stem("rating") != stem("rat") and stem("site") == stem("sites") != stem("sit")
+    assert stem("delete") == stem("deleted") == stem("deleting") and stem("hire") == stem("hired")
+    fares = chunk("travel::rail::0", "Book the lowest train fares in Concur.", similarity=0.4)
+    leave = chunk("leave::annual::0", "Request annual leave far enough ahead for your supervisor to plan.",
+                  similarity=0.4)
+    vocabulary = ({stem("train"): 3, stem("fare"): 2, stem("far"): 2, stem("leave"): 5, stem("ahead"): 2}, 10)
+    ranked = relevance_scores("how far ahead do I request leave?", [fares, leave], vocabulary)
+    assert ranked[0]["chunk_id"] == "leave::annual::0" and ranked[1]["coverage"] == 0
+
+
 def test_an_example_is_not_the_rule_it_illustrates(embedder):
     """"For example: you went on FMLA for 4 weeks … to care for a seriously ill family member"
     shares the most words with "how much unpaid time under FMLA to care for a sick parent?", yet
