@@ -18,8 +18,8 @@ import numpy as np
 from .entities import Gazetteer
 from .nodes.evidence import best_matches, by_relevance, holds_role, query_weights, role_asked, standing
 from .nodes.query import split_follow_up
-from .text import (LIST_ITEM, STOPWORDS, lead_ins, link_labels, lists, sentences, table_sentences, term_set, terms, weighted_coverage,
-                   words)
+from .text import (LIST_ITEM, STOPWORDS, lead_ins, link_labels, lists, sentences, table_sentences, term_set, terms,
+                   terms_held, weighted_coverage, words)
 
 MAX_SENTENCES = 3
 MAX_ANSWER_CHARS = 600
@@ -349,7 +349,7 @@ class ExtractiveGenerator:
                     sentence = name_the_subject(sentence, chunk, gazetteer)
                     if role and not (names_someone(sentence, gazetteer, asked) and holds_role(sentence, role)):
                         continue
-                own = term_set(sentence)
+                own = terms_held(asker, sentence)  # "performance improvement plans" holds the asker's "PIP"
                 score = (weighted_coverage(weights, own) + 0.35 * weighted_coverage(weights, heading - own)
                          + 0.5 * standing(chunk) - 0.05 * relevance_place[chunk["chunk_id"]]
                          - 0.1 * max(0.0, len(sentence) / 150 - 1.5))  # long rows win on overlap alone

@@ -42,14 +42,21 @@ _ACRONYM = re.compile(r"\b[A-Z]{2,6}\b")
 
 @lru_cache(maxsize=256)
 def _written_out(acronym: str) -> re.Pattern:
-    """"CEO" -> Chief Executive Officer, Chief of Executive Officers…: one capitalised word per
-    letter, "of", "and", "for" or "&" allowed between them."""
-    return re.compile(r"\b" + r"\s+(?:(?:of|and|for|&)\s+)?".join(f"{letter}[a-z]+" for letter in acronym) + r"\b")
+    """"CEO" -> Chief Executive Officer, Chief of Executive Officers, chief executive officer…:
+    one word per letter, "of", "and", "for" or "&" allowed between them."""
+    return re.compile(r"\b" + r"\s+(?:(?:of|and|for|&)\s+)?".join(f"[{letter}{letter.lower()}][a-z]+" for letter in acronym)
+                      + r"\b")
 
 
 def spells_out(acronym: str, text: str) -> bool:
-    """The text writes the acronym out: "Chief Executive Officer" for "CEO"."""
-    return _written_out(acronym).search(text) is not None
+    """The text writes the acronym out: "Chief Executive Officer" for "CEO", "performance
+    improvement plans" for "PIP". Written in lower case, every word must be a content word:
+    "have questions" is no "HQ", "is crucial" no "IC"."""
+    for match in _written_out(acronym).finditer(text):
+        spelled = [word for word in match.group(0).split() if word not in ("of", "and", "for", "&")]
+        if all(word[0].isupper() for word in spelled) or not any(word.lower() in STOPWORDS for word in spelled):
+            return True
+    return False
 
 
 def terms_held(query: str, text: str) -> frozenset[str]:

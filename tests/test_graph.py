@@ -843,6 +843,27 @@ def test_apply_is_not_the_app():
     assert ranked[1]["coverage"] < ranked[0]["coverage"]
 
 
+def test_an_acronym_is_held_by_the_words_it_stands_for_in_lower_case_too(embedder):
+    """37signals writes "performance improvement plans", never "PIP": the answer to "could I be
+    put on a PIP…?" opened with the sentence that shares "put" and "first year" instead. Lower
+    case counts only when every word is a content word: "have questions" is no "HQ"."""
+    from rag_graph.text import spells_out, terms_held
+    assert spells_out("PIP", "We don't do performance improvement plans.") and spells_out("IC", "an individual contributor")
+    assert not spells_out("HQ", "Email us if you have questions.") and not spells_out("IC", "It is crucial.")
+    assert "pip" in terms_held("could I be put on a PIP?", "We don't do performance improvement plans.")
+    advice = chunk("making-a-career::your-first-year::3",
+                   "Your first year with us should confirm what we learned in the hiring phase. Just put in your best "
+                   "effort, make sure you reach out if things aren't feeling right, and embrace the feedback you get.",
+                   title="Making a Career", section="Your First Year")
+    rule = chunk("making-a-career::your-first-year::1",
+                 "You'll have formal performance reviews with your manager at the 3-, 6-, and 12-month marks. On "
+                 "occasion, despite our best efforts, it's not a fit. We don't do full-scale performance improvement "
+                 "plans during the first year. Your manager will let you know early if it is not working out.",
+                 title="Making a Career", section="Your First Year", similarity=0.6)
+    answer = compose("could I be put on a PIP in my first year?", [advice, rule], embedder)["answer"]
+    assert answer.startswith("We don't do full-scale performance improvement plans during the first year.")
+
+
 def test_a_fare_is_not_far_and_care_is_not_a_car():
     """Dropping a final e made other words: 'fare' was 'far', 'care' and 'career' were 'car'. So
     a travel page on train fares held the "far" of "how far ahead do I ask for leave?", and a
