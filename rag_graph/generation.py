@@ -55,7 +55,11 @@ _OPENING_PRONOUN = re.compile(r"^(?P<pronoun>She|He|Her|His)\b(?P<rest>.*)$", re
 # a "how often" a frequency, a "how many" a number. The first kind the question asks for counts.
 # Capitalised: "you may" and "march" are no dates.
 _MONTH_OR_DAY = r"(?-i:January|February|March|April|May|June|July|August|September|October|November|December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
-_ASKS_DATE = re.compile(r"\b(when|what (dates?|day|time)|which (dates?|days?|months?)|deadline|due)\b|\bkick in\b", re.I)
+# "When" asks for a date where it opens a question ("when does…?", "When is…", "when's…"), not
+# where it joins two clauses ("what happens when a holiday lands on my day off?").
+_ASKS_DATE = re.compile(r"^\W*when\b|\bwhen(?:'s|’s|\s+(?:do|does|did|is|are|was|were|will|would|can|could|should|"
+                        r"shall|must|may|might|has|have|had|am)\b)"
+                        r"|\b(what (dates?|day|time)|which (dates?|days?|months?)|deadline|due)\b|\bkick in\b", re.I)
 _ASKS_DURATION = re.compile(r"\bhow (long|soon|quickly|fast|far ahead|far in advance|early|late)\b"
                             r"|\bhow many (minutes|hours|days|weeks|months|years)\b", re.I)
 _ASKS_FREQUENCY = re.compile(r"\bhow (often|frequently)\b", re.I)
@@ -63,7 +67,9 @@ _ASKS_AMOUNT = re.compile(r"\b(how (many|much|long|soon|far|fast|quickly|big)|wh
 _ANSWER_TYPES = (
     (_ASKS_PERSON, _ROLE_OR_ADDRESS),
     (_ASKS_DATE, re.compile(rf"\b({_MONTH_OR_DAY})\b|\b\d{{1,2}}(st|nd|rd|th)\b|\b\d{{4}}\b"
-                            r"|\b\d+\s*(days?|weeks?|months?|years?)\b|\banniversary\b", re.I)),
+                            r"|\b\d+\s*(days?|weeks?|months?|years?)\b|\banniversary\b"
+                            r"|\b(first|last|final)\s+(business\s+|work(ing)?\s+)?day\b"  # "the last day of the month"
+                            r"|\bend of the (day|week|month|year|quarter|pay period)\b", re.I)),
     (_ASKS_DURATION, re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|a|an|few)[\s-]+"
                                 r"(to[\s-]+\w+[\s-]+)?(calendar[\s-]|business[\s-]|work(ing)?[\s-])?"
                                 r"(minutes?|hours?|days?|weeks?|months?|years?|pay periods?)\b|\bwithin\b|\bimmediately\b", re.I)),

@@ -864,6 +864,22 @@ def test_an_acronym_is_held_by_the_words_it_stands_for_in_lower_case_too(embedde
     assert answer.startswith("We don't do full-scale performance improvement plans during the first year.")
 
 
+def test_the_last_day_of_the_month_is_a_date_and_a_when_that_joins_two_clauses_asks_for_none():
+    """37signals: "if I quit, when does my health coverage stop?" was answered with open
+    enrollment ("in November… beginning December 1"), a date, while "your coverage will end on
+    the last day of the month" was not one. 18F threads: "what happens when a holiday lands on
+    my day off?" asks what happens, and its answer was the example with "Monday, December 22nd"."""
+    from rag_graph.generation import holds_answer, wanted_answer
+    when = wanted_answer("if I quit, when does my health coverage stop?")
+    assert holds_answer("If you resign, your coverage will end on the last day of the month.", when)
+    assert holds_answer("Timesheets are due by the end of the pay period.", when)
+    assert not holds_answer("You're eligible for coverage on the day you start.", when)
+    assert wanted_answer("what happens when a holiday lands on my day off?") == []
+    assert wanted_answer("do I still get paid when I am out sick?") == []
+    for asks in ("When is the deadline?", "and when do the reviews happen?", "when's open enrollment?"):
+        assert wanted_answer(asks) == when, asks
+
+
 def test_a_fare_is_not_far_and_care_is_not_a_car():
     """Dropping a final e made other words: 'fare' was 'far', 'care' and 'career' were 'car'. So
     a travel page on train fares held the "far" of "how far ahead do I ask for leave?", and a
