@@ -205,6 +205,13 @@ class ExtractiveGenerator:
             if answer is not None:
                 picked.append(answer)
         subjects = {c["chunk_id"]: document_subject(c["title"]) for c in context}
+        if len(parts) > 1 and len({subjects[c.chunk_id] for c in picked}) == 1:
+            # The parts answered from several sections of one document say which is which by
+            # section ("Employee Profit Sharing: …max out your shares at 6 years"); a heading that
+            # asks a question ("Does Relay support SSO?") names no subject.
+            sections = {c["chunk_id"]: _section_subject(c) or subjects[c["chunk_id"]] for c in context}
+            if len({sections[c.chunk_id] for c in picked}) > 1:
+                subjects = sections
         several = len({subjects[c.chunk_id] for c in picked}) > 1
         kept, length = [], 0
         for candidate in picked:  # best first: what does not fit is what matters least
@@ -488,6 +495,11 @@ def names_someone(sentence: str, gazetteer: Gazetteer, asked: set[str]) -> bool:
 def wanted_answer(question: str) -> list[re.Pattern]:
     """The pattern of the kind of answer a question asks for (a name, a date, a number), if any."""
     return [holds for asks, holds in _ANSWER_TYPES if asks.search(question)][:1]
+
+
+def _section_subject(chunk: dict) -> str:
+    section = (chunk.get("section") or "").split(" › ")[-1].strip()
+    return "" if section.endswith("?") else section
 
 
 def document_subject(title: str) -> str:

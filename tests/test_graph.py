@@ -880,6 +880,22 @@ def test_the_last_day_of_the_month_is_a_date_and_a_when_that_joins_two_clauses_a
         assert wanted_answer(asks) == when, asks
 
 
+def test_the_options_after_a_which_question_are_its_parts_and_each_answer_names_its_section(engine):
+    """ "which maxes out sooner, profit-sharing shares or liquidity pool shares?" was one question:
+    the liquidity pool's rule filled the answer. Each option is now a part; answered from two
+    sections of one document, each sentence says which section it speaks for ("It includes…" is
+    about Enterprise)."""
+    from rag_graph.nodes.decomposition import split_question
+
+    assert split_question("which maxes out sooner, profit-sharing shares or liquidity pool shares?") == [
+        "which maxes out sooner profit-sharing shares", "which maxes out sooner liquidity pool shares"]
+    state = engine.run("which plan keeps audit logs longer, Professional or Enterprise?")
+    assert len(state["sub_questions"]) == 2
+    answer = state["final_output"]["answer"]
+    assert "Professional: Audit logs are kept for 1 year." in answer
+    assert "Enterprise: It includes unlimited seats" in answer
+
+
 def test_a_fare_is_not_far_and_care_is_not_a_car():
     """Dropping a final e made other words: 'fare' was 'far', 'care' and 'career' were 'car'. So
     a travel page on train fares held the "far" of "how far ahead do I ask for leave?", and a

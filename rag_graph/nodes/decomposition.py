@@ -37,6 +37,9 @@ _REFERS_BACK = re.compile(r"\b(that|this|it|these|those|them|they|there|same)\b"
 # "…paid for annual leave and for award leave?": a second phrase led by a preposition the first
 # part already used asks the same question of another thing.
 _PARALLEL = re.compile(rf",?\s+(?:and|or|but also)\s+(?P<preposition>{_PREPOSITION})\s+(?P<phrase>[^,;?]+)\??$", re.I)
+# "which maxes out sooner, profit-sharing shares or liquidity pool shares?": the options follow
+# the question, after a comma.
+_OPTIONS = re.compile(r"^(?P<frame>\W*(?:which|what|who)\b[^,;]*?),\s+(?P<a>[^,;?]+?),?\s+or\s+(?P<b>[^,;?]+?)\s*\??$", re.I)
 _BETWEEN = re.compile(r"\bbetween\s+(?:the\s+)?(?P<a>[^\s,?]+(?:\s+[^\s,?]+)?)\s+and\s+(?:the\s+)?(?P<b>[^\s,?]+(?:\s+[^\s,?]+)?)", re.I)
 
 
@@ -80,8 +83,11 @@ def _parallel_phrases(question: str) -> list[str]:
 
 
 def _comparison(question: str, gazetteer: Gazetteer | None) -> list[str]:
-    """"A vs B", "A compared with B", "between A and B", or two entities of one kind joined by
-    and/or: one part per compared thing, each with the rest of the question."""
+    """"A vs B", "A compared with B", "between A and B", "which…, A or B?", or two entities of one
+    kind joined by and/or: one part per compared thing, each with the rest of the question."""
+    options = _OPTIONS.search(question.strip())
+    if options:
+        return [f"{options['frame']} {options['a']}", f"{options['frame']} {options['b']}"]
     between = _BETWEEN.search(question)
     if between:
         frame = question[: between.start()] + " " + question[between.end():]
