@@ -118,12 +118,12 @@ def stem(word: str) -> str:
             word = word[: -len(suffix)]
             break
     bare = word
-    while bare.endswith("e") and len(bare) > 3:  # "employee" and "employees" -> "employ"
+    while bare.endswith("e") and len(bare) > 3:  # "delete" and "deletes" -> "delet"
         bare = bare[:-1]
     if bare != word:
         return word[: len(bare) + 1] if _another_word(bare, original) else bare
     if word != original and _another_word(word, original) and word + "e" in _lemmas(original):
-        return word + "e"  # the suffix took the e with it: "caring", "fared", "using"
+        return word + "e"  # the suffix took the e with it: "caring", "fared"
     return word
 
 
