@@ -40,12 +40,15 @@ def link_labels(markdown: str) -> str:
 _ACRONYM = re.compile(r"\b[A-Z]{2,6}\b")
 
 
+_JOINERS = ("of", "and", "for", "&")  # small words that may stand between the words an acronym spells
+
+
 @lru_cache(maxsize=256)
 def _written_out(acronym: str) -> re.Pattern:
     """"CEO" -> Chief Executive Officer, Chief of Executive Officers, chief executive officer…:
     one word per letter, "of", "and", "for" or "&" allowed between them."""
-    return re.compile(r"\b" + r"\s+(?:(?:of|and|for|&)\s+)?".join(f"[{letter}{letter.lower()}][a-z]+" for letter in acronym)
-                      + r"\b")
+    joiner = r"\s+(?:(?:" + "|".join(_JOINERS) + r")\s+)?"
+    return re.compile(r"\b" + joiner.join(f"[{letter}{letter.lower()}][a-z]+" for letter in acronym) + r"\b")
 
 
 def spells_out(acronym: str, text: str) -> bool:
@@ -53,7 +56,7 @@ def spells_out(acronym: str, text: str) -> bool:
     improvement plans" for "PIP". Written in lower case, every word must be a content word:
     "have questions" is no "HQ", "is crucial" no "IC"."""
     for match in _written_out(acronym).finditer(text):
-        spelled = [word for word in match.group(0).split() if word not in ("of", "and", "for", "&")]
+        spelled = [word for word in match.group(0).split() if word not in _JOINERS]
         if all(word[0].isupper() for word in spelled) or not any(word.lower() in STOPWORDS for word in spelled):
             return True
     return False
