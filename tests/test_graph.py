@@ -1221,3 +1221,82 @@ def test_a_function_word_of_the_question_is_no_missing_subject(embedder):
     assert out["final_output"]["status"] == "insufficient_context"
     gap = out["final_output"]["knowledge_gap"]
     assert "sauna" in gap and "whether" not in gap
+
+
+OVERTIME = """---
+title: Compensation for working extra hours
+---
+You will need supervisor approval before working extra hours.
+
+## Overtime and Compensatory (Comp) time
+
+### Overtime, depending on your salary level
+
+Overtime is when you are paid for extra hours that you are required to work. The amount of overtime pay
+you receive depends on your GS level.
+
+### Compensatory (Comp) time, depending on your salary level
+
+Comp time is when you receive hours of leave instead of overtime pay. You should use your accrued comp
+time before using Annual Leave.
+
+Comp time expires one year (26 pay periods) after it is earned. When you reach the expiration date, you
+will forfeit the leave. If you leave GSA, your comp time will be paid out.
+
+## Credit hours, in flexible work schedules
+
+Only people on flexible work schedules can earn and use credit hours. Credit hours cannot be converted
+to cash, unless you leave GSA (then they will be paid out).
+
+## Travel comp time, for everyone
+
+You may request travel comp time when you are approved to travel for work and the travel occurs outside
+regular working hours.
+
+### Understanding travel comp time
+
+Traveling during your regular work hours is considered regular hours, including traveling to the
+airport from your home.
+
+Generally, travel comp time is used as a gap filler when you are traveling outside of your regular work
+hours during a regular work day, but not officially performing work.
+
+### Using travel comp time
+
+Travel comp time expires one year (26 pay periods) after it is earned. When you reach the expiration
+date, you will forfeit the leave. If you leave GSA, any unused travel comp time will be forfeited.
+"""
+
+
+@pytest.fixture(scope="module")
+def overtime(tmp_path_factory):
+    from rag_graph.config import Settings
+    from rag_graph.engine import Engine
+
+    corpus = tmp_path_factory.mktemp("overtime")
+    (corpus / "overtime.md").write_text(OVERTIME)
+    engine = Engine(Settings(corpus=corpus, db=str(corpus.parent / f"{corpus.name}-db")))
+    engine.refresh()
+    return engine
+
+
+def test_each_side_of_a_comparison_is_answered_from_its_own_section_not_the_other_sides(overtime):
+    """18F's "what happens to my regular comp time versus my travel comp time?" answered both
+    parts about travel comp time: the part about regular comp time found "Understanding travel
+    comp time" first, a section full of "regular" and "comp time". A section headed by the
+    other option is no evidence for this one."""
+    state = overtime.run("If I leave GSA, what happens to my regular comp time versus my travel comp time?")
+    assert len(state["sub_questions"]) == 2
+    answer = state["final_output"]["answer"]
+    assert "your comp time will be paid out" in answer, answer
+    assert "unused travel comp time will be forfeited" in answer, answer
+
+
+def test_two_questions_in_one_message_are_no_comparison_of_options(engine):
+    """Parts that share fewer words than each has of its own ask separate things: the section
+    headed "Working Hours" still answers "what hours do I need to be online?" though it also
+    holds "work" from the other part."""
+    state = engine.run("how do I set up my regular work-from-home days, and what hours do I need to be online?")
+    assert len(state["sub_questions"]) == 2
+    answer = state["final_output"]["answer"]
+    assert "BambooHR" in answer and "Core hours are 10:00 to 15:00" in answer, answer

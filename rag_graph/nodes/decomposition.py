@@ -16,7 +16,7 @@ from langgraph.runtime import Runtime
 from ..context import Deps
 from ..entities import Gazetteer
 from ..state import State
-from ..text import STOPWORDS, words
+from ..text import STOPWORDS, term_set, terms, words
 from .evidence import relevance_scores
 from .quality import MIN_COVERAGE, is_outdated
 from .retrieval import well_formed
@@ -176,6 +176,24 @@ def _completed(part: str, parts: list[str]) -> str:
     return f"{part} ({' '.join(dict.fromkeys(borrowed))})" if borrowed else part
 
 
+def _options(part: str, parts: list[str]) -> tuple[set[str], set[str]]:
+    """(the words only this part has, the words only the others have) when the parts compare
+    options of one question ("…my regular comp time" / "…my travel comp time": "regular",
+    "travel"); nothing for separate questions ("how do I set up my remote days" / "what hours
+    must I be online"), whose parts share fewer words than each has of its own."""
+    mine = set(terms(split_follow_up(part)[0]))
+    others = set().union(*(terms(split_follow_up(p)[0]) for p in parts if p != part))
+    own, theirs = mine - others, others - mine
+    return (own, theirs) if len(mine & others) >= len(own) else (set(), set())
+
+
+def _headed_by(chunk: dict, theirs: set[str], own: set[str]) -> bool:
+    """A section headed by another option ("Understanding travel comp time") and not by this one
+    is no evidence for this part, however many of the shared words it holds ("comp time")."""
+    heading = term_set(f"{chunk['title']} {chunk.get('section', '')}")
+    return bool(heading & theirs) and not heading & own
+
+
 def decompose_question(state: State, runtime: Runtime[Deps]) -> dict:
     return {"sub_questions": split_question(state["retrieval_query"], corpus_gazetteer(runtime))}
 
@@ -197,8 +215,10 @@ def retrieve_sub_questions(state: State, runtime: Runtime[Deps]) -> dict:
         except Exception:
             log.exception("search for a sub-question failed; answering from the whole question's evidence")
             continue
+        own, theirs = _options(part, state["sub_questions"])
         scored = [c for c in relevance_scores(part, [r for r in rows if well_formed(r)], vocabulary)
-                  if (c["similarity"] >= threshold or c["coverage"] >= MIN_COVERAGE) and not is_outdated(c)]
+                  if (c["similarity"] >= threshold or c["coverage"] >= MIN_COVERAGE) and not is_outdated(c)
+                  and not _headed_by(c, theirs, own)]
         if scored:  # the generator answers this part from this chunk first
             best = best_of_parts.setdefault(scored[0]["chunk_id"], {**scored[0], "answers_parts": []})
             best["answers_parts"].append(number)
