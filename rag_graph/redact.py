@@ -49,7 +49,8 @@ _BASE64, _HEX = Base64HighEntropyString(), HexHighEntropyString()
 
 # Citations travel in `citations`; a `[source::section::0]` in the text is a document's forgery.
 _CITATION_MARK = re.compile(r"\s*\[[^\[\]\s]+::[^\[\]\s]*::\d+\]")
-_URL = re.compile(r"https?://[^\s<>)\]|\"']+")
+# A URL ends before the punctuation of the sentence around it ("…go to https://x.example; then…").
+_URL = re.compile(r"https?://[^\s<>)\]|\"']*[^\s<>)\]|\"'.,;:!?]")
 
 
 def _looks_like_value(value: str) -> bool:

@@ -230,3 +230,11 @@ def test_clean_for_user_limits_links_to_cited_hosts():
     cleaned = clean_for_user(text, ["https://intranet.acme.example/page#a"])
     assert "evil.example" not in cleaned and "[hr::x::0]" not in cleaned
     assert "https://intranet.acme.example/page#a" in cleaned and "the form" in cleaned
+
+
+def test_a_link_ends_before_the_punctuation_of_its_sentence():
+    """18F's transit steps read "Go to https://transitapp.ost.dot.gov; Login to your account": the
+    ";" was taken as part of the address and removed with it, so the steps ran together."""
+    text = "Go to https://transitapp.example.gov; Login to your account. Details: https://intranet.acme.example/page."
+    cleaned = clean_for_user(text, ["https://intranet.acme.example/page"])
+    assert cleaned == "Go to [link removed]; Login to your account. Details: https://intranet.acme.example/page."
