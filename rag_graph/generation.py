@@ -17,6 +17,7 @@ import numpy as np
 
 from .entities import Gazetteer
 from .nodes.evidence import best_matches, by_relevance, holds_role, query_weights, role_asked, standing
+from .nodes.quality import SAME_TOPIC
 from .nodes.query import split_follow_up
 from .text import (LIST_ITEM, STOPWORDS, lead_ins, link_labels, lists, sentences, table_sentences, term_set, terms,
                    terms_held, weighted_coverage, words)
@@ -25,6 +26,7 @@ MAX_SENTENCES = 3
 MAX_ANSWER_CHARS = 600
 ANSWER_TYPE_BONUS = 0.3  # a sentence of the kind of answer asked for (date, frequency, number)
 PART_EVIDENCE_BONUS = 0.3  # a sentence of the chunk a sub-question's own search ranked first
+TIE = 0.95  # a runner-up scoring this close to the best sentence answers as well as it does
 # Never evidence: form placeholders ("[Name]", "____", "<date>") and a form's own field lines
 # ("Title: CEO", "Signature:"). Template markup ("{% … %}", "{{ … }}") never reaches an answer.
 _PLACEHOLDER = re.compile(r"\[[A-Z][A-Za-z ]*\](?!\()|_{3,}|<[a-z][a-z _-]*>")
@@ -397,6 +399,19 @@ class ExtractiveGenerator:
         if follower is not None:
             picked.append(follower)
             covered |= follower.terms
+        # The scorer's runner-up, from the same passage, in running text, and within a hair of the best,
+        # answers as well as the best does: both are shown, since the score cannot tell them apart
+        # ("…offers 20 days of vacation…" beside "…rolls over… with a maximum bank of 27 days").
+        # Not a restatement of the best, not one of a list's or table's alternatives ("Five to ten
+        # days in advance for: online courses…" is not "Three to five weeks…: conferences…"), and
+        # not in a multi-part answer, whose room belongs to the parts.
+        rival = next((c for c in pool if c is not best and not _EXAMPLE.match(c.text)), None)
+        if (others and rival is not None and rival.rank == best.rank and rival.score >= TIE * best.score
+                and _prose(best) and _prose(rival)
+                and rival.typed >= best.typed and not any(c.overlaps(rival) for c in picked)
+                and len(rival.terms & best.terms) < SAME_TOPIC * len(rival.terms | best.terms)):
+            picked.append(rival)
+            covered |= rival.terms
         # A sentence from elsewhere must answer another part of the question.
         for candidate in [c for c in pool if c is not best] if others else []:
             if len(picked) >= MAX_SENTENCES:
@@ -428,6 +443,12 @@ class ExtractiveGenerator:
                 and (before.typed or not best.typed) and not before.text.rstrip().endswith(":")):
             picked.append(before)
         return picked
+
+
+def _prose(candidate: _Candidate) -> bool:
+    """A sentence of running text: no list item, lead-in with its list, or table row."""
+    return not (candidate.tabular or candidate.lead_in or candidate.last != candidate.position
+                or LIST_ITEM.match(candidate.text) or candidate.text.rstrip().endswith(":"))
 
 
 LIST_CHARS = 300  # a lead-in's list this short is answered whole ("…on a variety of topics: grief; stress; …")

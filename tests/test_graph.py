@@ -1300,3 +1300,24 @@ def test_two_questions_in_one_message_are_no_comparison_of_options(engine):
     assert len(state["sub_questions"]) == 2
     answer = state["final_output"]["answer"]
     assert "BambooHR" in answer and "Core hours are 10:00 to 15:00" in answer, answer
+
+
+def test_a_sentence_of_the_same_passage_that_answers_as_well_as_the_best_is_shown_too():
+    """37signals' "how many vacation days do we get each year?" was answered with the rollover rule
+    ("…a maximum bank of 27 days") and its neighbours, while "37signals offers 20 days of vacation…",
+    a sentence of the same passage that scored within 4% of it, was left out. When the score cannot
+    tell two sentences of one passage apart, both are shown; a sentence of another passage still
+    has to add something of its own."""
+    rules = ("Your vacation days roll over each year, up to a bank of 27 days. Track your time off in BambooHR. "
+             "Unused holidays are not paid out.")
+    pto = chunk("benefits::paid-time-off::0", f"{rules} Everyone gets 20 vacation days each year.",
+                title="Benefits", section="Paid time off", relevance=0.7)
+    contractors = chunk("contractors::time-off::0", "Contractors get 20 vacation days each year too.",
+                        title="Contractors", section="Time off", relevance=0.7)
+    question = "how many vacation days do we get each year?"
+    answer = compose(question, [pto, contractors])["answer"]
+    assert answer == ("Your vacation days roll over each year, up to a bank of 27 days. "
+                      "Everyone gets 20 vacation days each year."), answer
+    pto = chunk("benefits::paid-time-off::0", rules, title="Benefits", section="Paid time off", relevance=0.7)
+    answer = compose(question, [pto, contractors])["answer"]
+    assert answer == "Your vacation days roll over each year, up to a bank of 27 days.", answer
