@@ -71,7 +71,10 @@ _ANSWER_TYPES = (
     (_ASKS_DATE, re.compile(rf"\b({_MONTH_OR_DAY})\b|\b\d{{1,2}}(st|nd|rd|th)\b|\b\d{{4}}\b"
                             r"|\b\d+\s*(days?|weeks?|months?|years?)\b|\banniversary\b"
                             r"|\b(first|last|final)\s+(business\s+|work(ing)?\s+)?day\b"  # "the last day of the month"
-                            r"|\bend of the (day|week|month|year|quarter|pay period)\b", re.I)),
+                            r"|\bend of the (day|week|month|year|quarter|pay period)\b"
+                            # a time counted from an event: "one year after it is issued"
+                            r"|\b(one|two|three|four|five|six|seven|eight|nine|ten|twelve|a|an)\s+(business\s+|calendar\s+)?"
+                            r"(days?|weeks?|months?|years?|pay periods?)\s+(after|before|from|prior to)\b", re.I)),
     (_ASKS_DURATION, re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|a|an|few)[\s-]+"
                                 r"(to[\s-]+\w+[\s-]+)?(calendar[\s-]|business[\s-]|work(ing)?[\s-])?"
                                 r"(minutes?|hours?|days?|weeks?|months?|years?|pay periods?)\b|\bwithin\b|\bimmediately\b", re.I)),

@@ -880,6 +880,24 @@ def test_the_last_day_of_the_month_is_a_date_and_a_when_that_joins_two_clauses_a
         assert wanted_answer(asks) == when, asks
 
 
+def test_a_time_counted_from_an_event_answers_a_when_question():
+    """18F threads: "when does it run out?" (award leave) was answered with "make a selection no later
+    than November 15th", a date, while "Your award leave will expire one year after the listed
+    effective date" was not read as the time asked for."""
+    when = wanted_answer("when does award leave run out?")
+    assert holds_answer("Your award leave will expire one year after the listed effective date.", when)
+    assert holds_answer("Submit the request two weeks before you travel.", when)
+    assert not holds_answer("You can take one day of award leave at a time.", when)
+    selection = chunk("performance::award-preference::0",
+                      "If you are eligible for an end-of-year award (cash or time-off), make a selection no later than "
+                      "November 15th.", title="Performance management", section="Award preference", relevance=0.7)
+    expiry = chunk("hrlinks::award-leave-expiration::0",
+                   "You can check the award leave you have in HR Links. Your award leave will expire one year after "
+                   "the listed effective date.", title="HR Links", section="Award leave expiration", relevance=0.7)
+    answer = compose("when does my award leave run out?", [selection, expiry])["answer"]
+    assert answer == "Your award leave will expire one year after the listed effective date.", answer
+
+
 def test_the_options_after_a_which_question_are_its_parts_and_each_answer_names_its_section(engine):
     """ "which maxes out sooner, profit-sharing shares or liquidity pool shares?" was one question:
     the liquidity pool's rule filled the answer. Each option is now a part; answered from two
