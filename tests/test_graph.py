@@ -1286,16 +1286,21 @@ date, you will forfeit the leave. If you leave GSA, any unused travel comp time 
 """
 
 
-@pytest.fixture(scope="module")
-def overtime(tmp_path_factory):
+def one_document_engine(tmp_path_factory, name: str, text: str):
+    """An engine over a corpus of one markdown document, indexed."""
     from rag_graph.config import Settings
     from rag_graph.engine import Engine
 
-    corpus = tmp_path_factory.mktemp("overtime")
-    (corpus / "overtime.md").write_text(OVERTIME)
+    corpus = tmp_path_factory.mktemp(name)
+    (corpus / f"{name}.md").write_text(text)
     engine = Engine(Settings(corpus=corpus, db=str(corpus.parent / f"{corpus.name}-db")))
     engine.refresh()
     return engine
+
+
+@pytest.fixture(scope="module")
+def overtime(tmp_path_factory):
+    return one_document_engine(tmp_path_factory, "overtime", OVERTIME)
 
 
 def test_each_side_of_a_comparison_is_answered_from_its_own_section_not_the_other_sides(overtime):
@@ -1339,3 +1344,39 @@ def test_a_sentence_of_the_same_passage_that_answers_as_well_as_the_best_is_show
     pto = chunk("benefits::paid-time-off::0", rules, title="Benefits", section="Paid time off", relevance=0.7)
     answer = compose(question, [pto, contractors])["answer"]
     assert answer == "Your vacation days roll over each year, up to a bank of 27 days.", answer
+
+
+RITUALS = """---
+title: Our rituals
+---
+# Our rituals
+
+## Meet-ups
+
+The entire company gathers in person twice a year, in a different city each time. Each meet-up lasts
+one week: we arrive on Sunday, meet from Monday to Thursday and fly home on Friday.
+
+## All Hands
+
+At the end of every cycle we hold an All Hands meeting on a Zoom call. It runs for about an hour, and
+everyone at the company is invited.
+
+## Heartbeats
+
+Every team writes a heartbeat at the end of each cycle, summarizing the work that shipped and how long
+each project took to run.
+"""
+
+
+def test_a_follow_up_no_entity_names_carries_the_section_its_previous_question_found(tmp_path_factory):
+    """37signals: "how long does each one run?" after "how often does the whole company get together
+    in person?" ("Twice a year, in a different city each time.") was declined: no word of the
+    thread names the meet-ups, so the follow-up carried only "often whole company together". The
+    section the previous question finds first ("Meet-ups") is the thread's subject."""
+    engine = one_document_engine(tmp_path_factory, "rituals", RITUALS)
+    history = [{"role": "user", "content": "how often does the whole company get together in person?"},
+               {"role": "assistant", "content": "Twice a year, in a different city each time."}]
+    state = engine.run("how long does each one run?", history)
+    assert "meetups" in state["retrieval_query"], state["retrieval_query"]
+    assert state["final_output"]["status"] == "answered"
+    assert "Each meet-up lasts one week" in state["final_output"]["answer"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
+from typing import Callable
 
 from langgraph.runtime import Runtime
 
@@ -42,11 +43,15 @@ def problem_with(raw: str, normalized: str) -> str | None:
     return None
 
 
-def resolve_follow_up(question: str, history: list[dict], gazetteer: Gazetteer | None = None) -> str:
+def resolve_follow_up(question: str, history: list[dict], gazetteer: Gazetteer | None = None,
+                      section_of: Callable[[str], str] | None = None) -> str:
     """Offline follow-up resolution: an underspecified question ("what is her salary?", "and the
     Standard tier?") carries the conversation's subject, an entity of the corpus's gazetteer
     that the thread is about, plus, when it asks nothing of its own, what the previous question
-    asked. The carried words follow in brackets, so retrieval sees the subject written out."""
+    asked. When no entity names the subject and the question points back ("how long does each
+    one run?" after "how often does the whole company get together?"), the subject is the
+    heading of the section the previous question finds (`section_of`: "Meet-ups"). The carried
+    words follow in brackets, so retrieval sees the subject written out."""
     if not history:
         return question
     lowered = question.lower()
@@ -59,7 +64,7 @@ def resolve_follow_up(question: str, history: list[dict], gazetteer: Gazetteer |
     asked = gazetteer.mentions(question)
     named = {w for m in asked for w in m.entity.key}
     personal = bool(_PERSONAL.search(question))
-    previous = previous_question(history, gazetteer)
+    previous = previous_question(history, gazetteer, section_of)
     subject = thread_subject(history, previous, gazetteer, personal=personal)
     if subject is not None and any(m.entity.kind == subject.kind for m in asked):
         subject = None  # "what about Team?" after Enterprise: a new subject of the same kind replaces the old
@@ -67,6 +72,8 @@ def resolve_follow_up(question: str, history: list[dict], gazetteer: Gazetteer |
     if subject is not None and replaced & set(subject.key):
         subject = None  # "and my vacation days?" after "sick days": not about sick leave any more
     carried = [w for w in (subject.key if subject else ()) if w not in own and w not in STOPWORDS]
+    if subject is None and section_of is not None and referring and not asked and previous:
+        carried += [w for w in dict.fromkeys(words(section_of(previous))) if w not in own and w not in STOPWORDS]
     # "it", "that" or "they" may be any noun of the last question ("live captions", not just the
     # "deaf colleague" the gazetteer knows); only "she" or "his" is surely the person named.
     if subject is None or opener or not set(own) - named or not personal:
@@ -95,13 +102,15 @@ def last_amount(history: list[dict]) -> str:
     return ""
 
 
-def previous_question(history: list[dict], gazetteer: Gazetteer) -> str:
+def previous_question(history: list[dict], gazetteer: Gazetteer,
+                      section_of: Callable[[str], str] | None = None) -> str:
     """The asker's last question as it was searched: a follow-up with what it carried ("how is
     it paid? (wellness allowance)"), so that a third question still knows the thread's subject."""
     for at in range(len(history) - 1, -1, -1):
         if history[at]["role"] == "user":
             # read in the light of the few turns before it, however long the thread
-            return resolve_follow_up(history[at]["content"], history[max(0, at - RESOLVED_TURNS):at], gazetteer)
+            return resolve_follow_up(history[at]["content"], history[max(0, at - RESOLVED_TURNS):at], gazetteer,
+                                     section_of)
     return ""
 
 
@@ -189,8 +198,25 @@ def prepare_query(state: State, runtime: Runtime[Deps]) -> dict:
         return update
     normalized = correct_spelling(normalized, corpus_vocabulary(runtime))
     update["normalized_query"] = normalized
-    update["retrieval_query"] = resolve_follow_up(normalized, history, corpus_gazetteer(runtime) if history else None)
+    mode, threshold = update["retrieval_strategy"], config["score_threshold"]
+    update["retrieval_query"] = resolve_follow_up(normalized, history, corpus_gazetteer(runtime) if history else None,
+                                                  lambda previous: section_found(runtime, previous, mode, threshold))
     return update
+
+
+def section_found(runtime: Runtime[Deps], question: str, mode: str, threshold: float) -> str:
+    """The heading of the section a question finds first (the document's title when it has none):
+    a thread's subject when no entity of the gazetteer names it. "" when the search fails or
+    finds nothing close enough to be evidence: a question the bot could not answer ("How is
+    severance pay calculated?" where no document covers severance) set no subject."""
+    try:
+        rows = runtime.context.retriever.search(question, mode=mode, top_k=1)
+    except Exception:  # no index yet: the follow-up is resolved without it
+        log.debug("no search for the previous question's section", exc_info=True)
+        return ""
+    if not rows or rows[0]["similarity"] < threshold:
+        return ""
+    return (rows[0].get("section") or "").split("›")[-1].strip() or rows[0].get("title", "")
 
 
 def corpus_vocabulary(runtime: Runtime[Deps]) -> dict[str, int]:
