@@ -402,9 +402,9 @@ class ExtractiveGenerator:
         if follower is not None:
             picked.append(follower)
             covered |= follower.terms
-        # The scorer's runner-up, from the same passage, in running text, and within a hair of the best,
-        # answers as well as the best does: both are shown, since the score cannot tell them apart
-        # ("…offers 20 days of vacation…" beside "…rolls over… with a maximum bank of 27 days").
+        # The scorer's runner-up, from the same passage's running text and within a hair of the
+        # best, answers as well as the best does: both are shown, since the score cannot tell them
+        # apart ("…offers 20 days of vacation…" beside "…rolls over… with a maximum bank of 27 days").
         # Not a restatement of the best, not one of a list's or table's alternatives ("Five to ten
         # days in advance for: online courses…" is not "Three to five weeks…: conferences…"), and
         # not in a multi-part answer, whose room belongs to the parts.
