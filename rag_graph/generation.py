@@ -16,6 +16,7 @@ from typing import Callable
 import numpy as np
 
 from .entities import Gazetteer
+from .ingest import own_heading
 from .nodes.evidence import best_matches, by_relevance, holds_role, query_weights, role_asked, standing
 from .nodes.quality import SAME_TOPIC
 from .nodes.query import split_follow_up
@@ -522,7 +523,7 @@ def wanted_answer(question: str) -> list[re.Pattern]:
 
 
 def _section_subject(chunk: dict) -> str:
-    section = (chunk.get("section") or "").split(" › ")[-1].strip()
+    section = own_heading(chunk.get("section") or "")
     return "" if section.endswith("?") else section
 
 

@@ -104,6 +104,11 @@ class Chunk:
         return dict(self.__dict__)
 
 
+def own_heading(section: str) -> str:
+    """The chunk's own heading: the last of its heading path ("Travel comp time › Using it" -> "Using it")."""
+    return section.split("›")[-1].strip()
+
+
 @dataclass
 class Corpus:
     documents: list[Document]

@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 from ..config import MAX_QUESTION_CHARS, RetrievalConfig
 from ..context import Deps
 from ..entities import Entity, Gazetteer
+from ..ingest import own_heading
 from ..message import normalize
 from ..spelling import correct_spelling
 from ..state import State
@@ -216,7 +217,7 @@ def section_found(runtime: Runtime[Deps], question: str, mode: str, threshold: f
         return ""
     if not rows or rows[0]["similarity"] < threshold:
         return ""
-    return (rows[0].get("section") or "").split("›")[-1].strip() or rows[0].get("title", "")
+    return own_heading(rows[0].get("section") or "") or rows[0].get("title", "")
 
 
 def corpus_vocabulary(runtime: Runtime[Deps]) -> dict[str, int]:
