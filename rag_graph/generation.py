@@ -47,6 +47,10 @@ _EXAMPLE = re.compile(r"\W*(?:for example|for instance|e\.g\.|example:)", re.I)
 _POINTER = re.compile(r"\W*(?:please\s+)?(?:see|visit|check(?: out)?|refer to|read|go to|head to|review)\b"
                       r"(?=.*(?:\]\(|\b(?:page|site|website|handbook|guide)\b))", re.I | re.S)
 _ASKS_PLACE = re.compile(r"\bwhere\b", re.I)
+# "how do I…?" asks for a procedure; "how many / long / often…?" for an amount.
+_ASKS_PROCEDURE = re.compile(r"\bhow\b(?!\s+(?:many|much|long|often|soon|far|early|late|big|fast|quickly|frequently)\b)"
+                             r"|\bsteps?\b", re.I)
+_STEP = re.compile(r"\s*\d+[.)]\s")  # an item of a numbered list
 POINTER_PENALTY = 0.3
 # A sentence that opens by pointing back ("However, …", "This includes …") leans on the one before.
 _LEANS_BACK = re.compile(r"(?:However|But|Yet|Still|Otherwise|Instead|Therefore|Thus|Hence|In addition|Also|"
@@ -197,8 +201,9 @@ class ExtractiveGenerator:
                 candidate.score += self.LATE_WEIGHT * late
         # A multi-part question is covered part by part; otherwise any sentence that adds an
         # unanswered side of the question may join.
+        asker = split_follow_up(question)[0]
         picked = self._pick(sorted(pool, key=lambda c: -c.score), candidates, weights, others=not parts,
-                            asked=set(terms(split_follow_up(question)[0])))
+                            asked=set(terms(asker)), procedure=bool(_ASKS_PROCEDURE.search(asker)))
         # The part the picked sentences answer least goes first: with room for one more sentence,
         # the turnstiles of "…fingerprinted for my badge, and where do I get it working on the
         # turnstiles?" need it more than a second sentence on fingerprints.
@@ -384,7 +389,7 @@ class ExtractiveGenerator:
 
     @staticmethod
     def _pick(pool: list[_Candidate], candidates: list[_Candidate], weights: dict[str, float],
-              others: bool, asked: set[str]) -> list[_Candidate]:
+              others: bool, asked: set[str], procedure: bool = False) -> list[_Candidate]:
         # An example ("For example: you went on FMLA for 4 weeks…") illustrates a rule; it is not one.
         best = next((c for c in pool if not _EXAMPLE.match(c.text)), pool[0])
         picked, covered = [best], set(best.terms)
@@ -400,6 +405,17 @@ class ExtractiveGenerator:
             follower = max(items, key=lambda c: c.score) if items else follower
         elif follower is not None and (follower.score < 0.5 * best.score or len(best.text) >= 200):
             follower = None
+        if procedure and _STEP.match(best.text) and not best.tabular:
+            # A numbered step is done after the steps before it: "Under Security Clearance, click
+            # the plus icon" answers "how can I check my clearance?" only after step 1 ("On your HR
+            # Links homepage… click View/Update Personal Info"). The nearest earlier steps come first.
+            earlier = list(takewhile(lambda c: c is not None and _STEP.match(c.text) and c.lead_in == best.lead_in,
+                                     (_at(candidates, best.rank, p) for p in range(best.position - 1, -1, -1))))
+            for step in earlier[: MAX_SENTENCES - 1]:
+                picked.append(step)
+                covered |= step.terms
+            if len(picked) >= MAX_SENTENCES:
+                follower = None
         if follower is not None:
             picked.append(follower)
             covered |= follower.terms
@@ -447,6 +463,11 @@ class ExtractiveGenerator:
                 and (before.typed or not best.typed) and not before.text.rstrip().endswith(":")):
             picked.append(before)
         return picked
+
+
+def _at(candidates: list[_Candidate], rank: int, position: int) -> _Candidate | None:
+    """The candidate sentence at a position of a chunk, if it is one."""
+    return next((c for c in candidates if c.rank == rank and c.position == position), None)
 
 
 def _prose(candidate: _Candidate) -> bool:

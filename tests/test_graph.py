@@ -1346,6 +1346,27 @@ def test_a_sentence_of_the_same_passage_that_answers_as_well_as_the_best_is_show
     assert answer == "Your vacation days roll over each year, up to a bank of 27 days.", answer
 
 
+def test_a_numbered_step_is_shown_after_the_steps_before_it():
+    """18F-more: "how can I check what security clearance I currently have?" was answered with step 2
+    of HR Links' steps ("Under the section Security Clearance, click the plus icon…") without
+    step 1, which says where that section is. A "how" question answered by a numbered step gets
+    the steps before it too; a "how many" question answered by one does not."""
+    body = ("Find out your clearance status in HR Links.\n\n"
+            "1. On your HR Links homepage, within the tile named **Employee Personal Info**, click the link "
+            "**View/Update Personal Info**.\n"
+            "2. Under the section **Security Clearance**, click the plus icon to view your security "
+            "investigation(s) and the status of the associated clearance(s).")
+    status = chunk("top-secret::your-clearance-status::0", body, title="Top Secret clearances",
+                   section="Your clearance status", relevance=0.7)
+    answer = compose("how can I check what security clearance I currently have?", [status])["answer"]
+    assert answer.startswith("On your HR Links homepage, within the tile named Employee Personal Info, click the "
+                             "link View/Update Personal Info. Under the section Security Clearance, click the "
+                             "plus icon"), answer
+    answer = compose("how many security clearance investigations are shown under the section Security Clearance?",
+                     [status])["answer"]
+    assert "Employee Personal Info" not in answer, answer
+
+
 RITUALS = """---
 title: Our rituals
 ---
