@@ -459,10 +459,13 @@ class Index:
 
     @staticmethod
     def _update_indexes(table) -> None:
-        if not any(index.index_type == "FTS" for index in table.list_indices()):
-            table.create_index("text", config=FTS(with_position=False))
-        # Rows written after an index build are only scanned until optimize(); fold them in now.
-        table.optimize(cleanup_older_than=_NO_PRUNING)
+        # The full-text index is built afresh after every write. LanceDB's incremental update
+        # (optimize) keeps replaced and deleted rows in the BM25 statistics, so keyword scores
+        # drifted with the index's edit history: after two documents were changed and changed back,
+        # 37signals' "what's the level code for Head of Customer Support?" scored 10.25 instead of
+        # 10.06 and was declined. A rebuild takes 0.1 s on 18F's 3,468 chunks.
+        table.create_index("text", config=FTS(with_position=False), replace=True)
+        table.optimize(cleanup_older_than=_NO_PRUNING)  # compacts the fragments the write left
 
     @staticmethod
     def _validate(table, wanted: dict[str, Chunk]) -> None:

@@ -52,6 +52,23 @@ def test_refresh_is_incremental(index, corpus):
     assert "first class" in index.search("rail tickets", top_k=1)[0]["text"]
 
 
+def test_keyword_scores_depend_on_the_documents_not_on_the_edits_before(tmp_path, corpus, embedder):
+    """LanceDB's incremental full-text update kept deleted rows in the BM25 statistics: after a
+    document was added and removed again, the same question over the same documents scored
+    differently from a fresh build, enough to flip a borderline answer."""
+    fresh = Index(str(tmp_path / "fresh"), embedder)
+    fresh.refresh(corpus)
+    edited = Index(str(tmp_path / "edited"), embedder)
+    edited.refresh(corpus)
+    (corpus / "trains.md").write_text("# Trains\n\n## Tickets\n\nRail tickets for second class travel are booked online.\n")
+    edited.refresh(corpus)
+    (corpus / "trains.md").unlink()
+    edited.refresh(corpus)
+    for question in ("second class rail tickets", "dogs on Fridays"):
+        expected = [(row["chunk_id"], row["keyword_score"]) for row in fresh.search(question, mode="keyword", top_k=3)]
+        assert [(row["chunk_id"], row["keyword_score"]) for row in edited.search(question, mode="keyword", top_k=3)] == expected
+
+
 def test_unchanged_refresh_does_not_load_the_model(tmp_path, corpus, embedder):
     Index(str(tmp_path / "db"), embedder).refresh(corpus)
     fresh = Embedder(embedder.model_name)
