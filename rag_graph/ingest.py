@@ -163,7 +163,7 @@ def parse_document(raw: str, relative_path: str) -> Document:
     first_heading = next((m.group(2) for m in map(_HEADING.match, body.splitlines()) if m), None)
     # Other formats keep their extension in the id, so a.pdf and a.md may sit side by side.
     default_id = re.sub(r"\.md$", "", relative_path)
-    title = str(meta.get("title") or (first_heading and plain_text(first_heading)) or default_id)
+    title = _inline_text(str(meta.get("title") or (first_heading and plain_text(first_heading)) or default_id))
     try:
         authority = int(meta.get("authority", 1))
     except (TypeError, ValueError):
@@ -251,9 +251,111 @@ def render_shortcodes(body: str) -> tuple[str, list[str]]:
     body = _SLACK_CHANNEL.sub(lambda m: "#" + m.group("name").strip(), body)
     body = _ANY_TAG.sub("", body)
     body = _HTML_ANCHOR.sub(lambda m: f"[{m.group(2).strip()}]({m.group(1)})", body)
+    body = render_html(render_admonitions(atx_headings(body)))
     while "\0" in body:  # a kept fence may itself hold a kept raw block
         body = re.sub("\0(\\d+)\0", lambda m: kept[int(m.group(1))], body)
     return body, [target for target in targets if not re.match(r"[a-z]+:", target)]
+
+
+# A heading underlined with "===" or "---" (CommonMark's setext form, common in READMEs) is the
+# "#" or "##" heading it renders as: without this such a document had no sections at all.
+_SETEXT = re.compile(r"^(?P<text>[ ]{0,3}[^\s|>#\-*+][^\n]*)\n[ ]{0,3}(?P<rule>=+|-+)[ \t]*$", re.M)
+
+
+def atx_headings(body: str) -> str:
+    """Setext headings as "#" headings. Only a one-line paragraph is a heading here: a line
+    that follows text directly is a wrapped paragraph's, and "---" after one would be ambiguous."""
+    def heading(match: re.Match) -> str:
+        before = body[:match.start()]
+        if before.strip() and not re.search(r"\n[ \t]*\n$", before):
+            return match.group(0)  # the underlined line continues a paragraph above it
+        level = "#" if match["rule"].startswith("=") else "##"
+        return f"{level} {match['text'].strip()}"
+    return _SETEXT.sub(heading, body)
+
+
+# Docusaurus (":::tip Title" … ":::") and MkDocs ('!!! note "Title"' over an indented body)
+# admonitions read as their title in bold over their text, like the 11ty alert boxes.
+_COLON_ADMONITION = re.compile(r"^:::[ \t]*(?P<kind>\w+)[ \t]*(?P<title>[^\n]*)\n(?P<body>.*?)^:::[ \t]*$", re.M | re.S)
+_BANG_ADMONITION = re.compile(r"^(?:!!!|\?\?\?\+?)[ \t]*(?P<kind>\w+)(?:[ \t]+\"(?P<title>[^\"\n]*)\")?[ \t]*\n"
+                              r"(?P<body>(?:(?:[ ]{4}|\t)[^\n]*\n?|[ \t]*\n)+)", re.M)
+
+
+def render_admonitions(body: str) -> str:
+    def box(match: re.Match) -> str:
+        title = (match["title"] or "").strip() or match["kind"].capitalize()
+        text = re.sub(r"^(?:[ ]{4}|\t)", "", match["body"], flags=re.M).strip()
+        return f"**{title}**\n\n{text}\n"
+    return _BANG_ADMONITION.sub(box, _COLON_ADMONITION.sub(box, body))
+
+
+# HTML inside markdown reads as what a browser shows. A table becomes rows a reader can quote:
+# a header row names the columns of a markdown table; a table without one (a key / value list
+# such as an office's "Location | 230 S. Dearborn St.") becomes one list item per row. Other
+# tags give their text: a <details> block its <summary> as a bold line, a line break a space,
+# an image its alt text. Code spans keep their tags: they show them.
+_HTML_TABLE = re.compile(r"<table\b.*?</table\s*>", re.S | re.I)
+_SUMMARY = re.compile(r"<summary\b[^>]*>(.*?)</summary\s*>", re.S | re.I)
+_IMAGE = re.compile(r"<img\b[^>]*?\balt=[\"']([^\"']*)[\"'][^>]*>|<img\b[^>]*>", re.I)
+_LINE_BREAK = re.compile(r"[ \t]*<br\s*/?>[ \t]*", re.I)
+_LIST_ITEM_TAG = re.compile(r"^[ \t]*<li\b[^>]*>", re.M | re.I)
+_HTML_TAG = re.compile(r"</?(?:div|span|p|details|section|article|aside|header|footer|main|center|figure|"
+                       r"figcaption|button|iframe|ul|ol|li|dl|dt|dd|strong|b|em|i|u|s|del|ins|sup|sub|kbd|"
+                       r"small|mark|abbr|cite|font|label|nav|h[1-6]|thead|tbody|tfoot|tr|td|th|table|caption|"
+                       r"hr|video|audio|source|picture|input|form|select|option|textarea)\b[^>]*>", re.I)
+_CODE_SPAN = re.compile(r"(`+)[^\n]*?\1")
+
+
+def render_html(body: str) -> str:
+    kept: list[str] = []
+
+    def keep(match: re.Match) -> str:
+        kept.append(match.group(0))
+        return f"\1{len(kept) - 1}\1"
+
+    body = _CODE_SPAN.sub(keep, body)
+    body = _HTML_TABLE.sub(lambda m: "\n\n" + _table_markdown(m.group(0)) + "\n\n", body)
+    body = _SUMMARY.sub(lambda m: f"\n\n**{_inline_text(m.group(1))}**\n\n", body)
+    body = _IMAGE.sub(lambda m: m.group(1) or "", body)
+    body = _LINE_BREAK.sub(" ", body)
+    body = _LIST_ITEM_TAG.sub("- ", body)
+    body = _HTML_TAG.sub("", body)
+    body = re.sub(r"\n[ \t]+\n", "\n\n", body)  # the lines a removed tag stood on
+    return re.sub("\x01(\\d+)\x01", lambda m: kept[int(m.group(1))], body)
+
+
+def _inline_text(html: str) -> str:
+    return re.sub(r"\s+", " ", _HTML_TAG.sub("", _LINE_BREAK.sub(" ", html))).strip()
+
+
+def _table_markdown(html: str) -> str:
+    from bs4 import BeautifulSoup
+
+    rows = []
+    for row in BeautifulSoup(html, "html.parser").find_all("tr"):
+        cells = row.find_all(["td", "th"])
+        rows.append(([_cell_text(cell) for cell in cells], bool(cells) and all(c.name == "th" for c in cells)))
+    rows = [(cells, header) for cells, header in rows if any(cells)]
+    if not rows:
+        return ""
+    if rows[0][1]:  # a header row: a markdown table, as the table sentences expect
+        width = max(len(cells) for cells, _ in rows)
+        lines = ["| " + " | ".join(cells + [""] * (width - len(cells))) + " |" for cells, _ in rows]
+        lines.insert(1, "|" + "---|" * width)
+        return "\n".join(lines)
+    return "\n".join("- " + (f"{cells[0]}: {'; '.join(cells[1:])}" if len(cells) > 1 else cells[0])
+                     for cells, _ in rows)
+
+
+def _cell_text(cell) -> str:
+    """A cell's text; its lines (<br>) joined by "; " unless a line ends its own sentence."""
+    for br in cell.find_all("br"):
+        br.replace_with("\x02")  # the source's own line breaks are only wrapping
+    lines = [re.sub(r"\s+", " ", line).strip() for line in cell.get_text(" ").split("\x02")]
+    text = ""
+    for line in filter(None, lines):
+        text += line if not text else (" " if text[-1] in ".!?:;," else "; ") + line
+    return text.replace("|", "/")
 
 
 def _render_alert(match: re.Match) -> str:

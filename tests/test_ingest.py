@@ -254,3 +254,74 @@ def test_reference_style_links_read_as_their_text_and_their_definitions_are_no_t
     assert "[CGE Form](https://www.gsa.gov/forms-library/cge-access-request)" in document.body
     assert "[bracketed note][nowhere]" in document.body  # undefined: shown as written
     assert "]:" not in document.body and "/travel-and-leave/travel-guide-faq/#local-voucher" in document.links
+
+
+# The HTML a docs site's markdown holds (18F's office pages, <details> boxes, table cells with
+# line breaks), as a reader sees it.
+HTML_PAGE = """---
+title: Chicago <em>office</em>
+---
+<div class="table-wrapper">
+  <table class="table-office-metadata">
+    <tbody>
+      <tr>
+        <td class="col-key"><strong>Location</strong></td>
+        <td class="col-value">230 S. Dearborn St., 35th floor<br>Chicago, IL 60604</td>
+      </tr>
+      <tr>
+        <td class="col-key"><strong>Slack channel</strong></td>
+        <td class="col-value">#chitown</td>
+      </tr>
+    </tbody>
+  </table>
+</div>
+
+## Meetings
+
+| Meeting | Timing |
+|---------|--------|
+| **All Hands**<br> To share updates with all staff. | 60 minutes every other month |
+
+<details markdown="block">
+<summary> Records considerations</summary>
+
+Slack messages are federal records.
+</details>
+
+Use `<br>` for a line break in a cell. The map: <img src="map.png" alt="Floor map of the 35th floor">
+"""
+
+
+def test_html_in_markdown_reads_as_the_browser_shows_it():
+    document = parse_document(HTML_PAGE, "chicago.md")
+    text = "\n".join(chunk.text for chunk in chunk_document(document))
+    assert document.title == "Chicago office"
+    # a table without a header row is one "key: value" item per row
+    assert "- Location: 230 S. Dearborn St., 35th floor; Chicago, IL 60604\n- Slack channel: #chitown" in text
+    assert "| **All Hands** To share updates with all staff. | 60 minutes every other month |" in text
+    assert "**Records considerations**\n\nSlack messages are federal records." in text
+    assert "Use `<br>` for a line break in a cell." in text  # code shows its tags
+    assert "The map: Floor map of the 35th floor" in text
+    for tag in ("<div", "<td", "<table", "<strong>", "<summary>", "<details", "<img"):
+        assert tag not in text, tag
+
+
+def test_underlined_headings_are_sections():
+    body = ("Remote work\n===========\n\nIntro to remote work.\n\nEquipment\n---------\n\n"
+            "We ship a monitor.\nThis line wraps the paragraph\n---\n\nAfter the rule.\n")
+    document = parse_document(body, "remote.md")
+    chunks = chunk_document(document)
+    assert document.title == "Remote work"
+    equipment = [c for c in chunks if c.section == "Equipment"]
+    assert equipment and equipment[0].anchor == "equipment" and "---" not in equipment[0].text.split("\n\n", 1)[0]
+    assert "We ship a monitor." in equipment[0].text
+    assert not any(c.section.endswith("This line wraps the paragraph") for c in chunks)  # a wrapped line, not a heading
+
+
+def test_docs_site_admonitions_read_as_their_title_over_their_text():
+    body = ('# Leave\n\n:::tip Good to know\nCore hours are 10:00 to 15:00.\n:::\n\n'
+            '!!! note "Equipment"\n    The company ships a monitor.\n\nAfter the box.\n')
+    text = chunk_document(parse_document(body, "leave.md"))[0].text
+    assert "**Good to know**\n\nCore hours are 10:00 to 15:00." in text
+    assert "**Equipment**\n\nThe company ships a monitor." in text
+    assert ":::" not in text and "!!!" not in text and "After the box." in text
