@@ -158,11 +158,13 @@ def load_corpus(root: Path | str, exclude: tuple[str, ...] = DEFAULT_EXCLUDE) ->
 
 def parse_document(raw: str, relative_path: str) -> Document:
     meta, body = split_front_matter(raw)
+    if relative_path.lower().endswith(".mdx"):
+        body = without_jsx(body)
     body, shortcode_links = render_shortcodes(resolve_reference_links(body))
     body = _HTML_COMMENT.sub("", drop_internal_sections(body))
     first_heading = next((m.group(2) for m in map(_HEADING.match, body.splitlines()) if m), None)
     # Other formats keep their extension in the id, so a.pdf and a.md may sit side by side.
-    default_id = re.sub(r"\.md$", "", relative_path)
+    default_id = re.sub(r"\.(?:md|markdown|mdx)$", "", relative_path)
     title = _inline_text(str(meta.get("title") or (first_heading and plain_text(first_heading)) or default_id))
     try:
         authority = int(meta.get("authority", 1))
@@ -356,6 +358,24 @@ def _cell_text(cell) -> str:
     for line in filter(None, lines):
         text += line if not text else (" " if text[-1] in ".!?:;," else "; ") + line
     return text.replace("|", "/")
+
+
+# MDX: the module lines ("import Tabs from '@theme/Tabs';") and the components' tags
+# ("<TabItem value="mac">…</TabItem>") render nothing of their own; the text inside them is content.
+_MODULE_LINE = re.compile(r"^(?:import|export)\s[^\n]*\n?", re.M)
+_COMPONENT_TAG = re.compile(r"</?[A-Z][\w.]*(?:\s[^<>]*)?/?>")
+
+
+def without_jsx(text: str) -> str:
+    """MDX as the page shows it (code samples kept as written)."""
+    kept: list[str] = []
+
+    def keep(match: re.Match) -> str:
+        kept.append(match.group(0))
+        return f"\x03{len(kept) - 1}\x03"
+
+    text = _COMPONENT_TAG.sub("", _MODULE_LINE.sub("", _FENCED_BLOCK.sub(keep, text)))
+    return re.sub("\x03(\\d+)\x03", lambda m: kept[int(m.group(1))], text)
 
 
 def _render_alert(match: re.Match) -> str:

@@ -9,12 +9,13 @@ from urllib.parse import quote
 
 def source_url(template: str, path: str) -> str:
     """`{path}`: the file's path below the corpus folder, each segment URL-quoted, extension kept;
-    `{slug}`: the same without `.md`, an `index.md` standing for its folder (as static-site
-    generators publish it)."""
+    `{slug}`: the same without `.md` (or `.markdown`, `.mdx`), an `index.md` standing for its
+    folder (as static-site generators publish it)."""
     if not template or not path:
         return ""
     segments = path.split("/")
-    slug_segments = segments[:-1] if segments[-1] == "index.md" else [*segments[:-1], re.sub(r"\.md$", "", segments[-1])]
+    page = re.sub(r"\.(?:md|markdown|mdx)$", "", segments[-1])
+    slug_segments = segments[:-1] if page == "index" and page != segments[-1] else [*segments[:-1], page]
     slug = "/".join(quote(s, safe="") for s in slug_segments)
     url = template.replace("{path}", "/".join(quote(s, safe="") for s in segments)).replace("{slug}", slug)
     # The corpus root's index.md has an empty slug: "https://site/{slug}/" must not become "//".

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import yaml
 
-SUFFIXES = (".md", ".pdf", ".docx", ".html", ".htm", ".txt")
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")  # .mdx: Docusaurus' markdown with JSX components
+SUFFIXES = (*MARKDOWN_SUFFIXES, ".pdf", ".docx", ".html", ".htm", ".txt")
 SIDECAR_SUFFIXES = (".yml", ".yaml")
 
 _MAGIC = {".pdf": (b"%PDF-", "a PDF"), ".docx": (b"PK\x03\x04", "a Word (.docx) file")}
@@ -44,7 +45,7 @@ def read_markdown(path: Path) -> str:
     if not data.strip():
         raise UnreadableFile("the file is empty")
     suffix = path.suffix.lower()
-    if suffix == ".md":
+    if suffix in MARKDOWN_SUFFIXES:
         return _text(data, "markdown")
     magic, kind = _MAGIC.get(suffix, (None, ""))
     if magic is not None and not data[:1024].lstrip().startswith(magic):

@@ -325,3 +325,36 @@ def test_docs_site_admonitions_read_as_their_title_over_their_text():
     assert "**Good to know**\n\nCore hours are 10:00 to 15:00." in text
     assert "**Equipment**\n\nThe company ships a monitor." in text
     assert ":::" not in text and "!!!" not in text and "After the box." in text
+
+
+MDX_PAGE = """---
+title: Laptops
+---
+import Tabs from '@theme/Tabs';
+import TabItem from '@theme/TabItem';
+
+## Setup
+
+<Tabs>
+  <TabItem value="mac" label="Mac">
+    Mac users install the VPN from Self Service.
+  </TabItem>
+</Tabs>
+
+```jsx
+import Tabs from '@theme/Tabs';
+<Tabs />
+```
+"""
+
+
+def test_markdown_and_mdx_files_are_read_as_markdown(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "laptops.mdx").write_text(MDX_PAGE)
+    (tmp_path / "docs" / "leave.markdown").write_text("# Leave\n\nAsk your manager first.\n")
+    corpus = load_corpus(tmp_path)
+    assert {d.source_id for d in corpus.documents} == {"docs/laptops", "docs/leave"} and not corpus.skipped
+    setup = next(c for c in corpus.chunks if c.source_id == "docs/laptops")
+    assert "Mac users install the VPN from Self Service." in setup.text
+    assert "<TabItem" not in setup.text.split("```")[0] and "import Tabs" not in setup.text.split("```")[0]
+    assert "import Tabs from '@theme/Tabs';\n<Tabs />" in setup.text  # a code sample keeps what it shows

@@ -17,6 +17,8 @@ def test_slug_drops_md_and_an_index_stands_for_its_folder():
     assert source_url(SITE, "handbook/benefits.md") == "https://handbook.example.com/handbook/benefits/"
     assert source_url(SITE, "handbook/index.md") == "https://handbook.example.com/handbook/"
     assert source_url(SITE, "index.md") == "https://handbook.example.com/"
+    assert source_url(SITE, "docs/laptops.mdx") == "https://handbook.example.com/docs/laptops/"
+    assert source_url(SITE, "docs/index.markdown") == "https://handbook.example.com/docs/"
 
 
 def test_a_front_matter_url_wins_and_the_anchor_is_appended():
