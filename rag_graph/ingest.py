@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from fnmatch import fnmatch
 from pathlib import Path
+from typing import Callable
 
 import yaml
 
@@ -308,22 +309,29 @@ _HTML_TAG = re.compile(r"</?(?:div|span|p|details|section|article|aside|header|f
 _CODE_SPAN = re.compile(r"(`+)[^\n]*?\1")
 
 
-def render_html(body: str) -> str:
+def outside(pattern: re.Pattern, body: str, render: Callable[[str], str], marker: str) -> str:
+    """`render` applied to the body with the matches of `pattern` (code) set aside, then put back."""
     kept: list[str] = []
 
     def keep(match: re.Match) -> str:
         kept.append(match.group(0))
-        return f"\1{len(kept) - 1}\1"
+        return f"{marker}{len(kept) - 1}{marker}"
 
-    body = _CODE_SPAN.sub(keep, body)
+    return re.sub(f"{marker}(\\d+){marker}", lambda m: kept[int(m.group(1))], render(pattern.sub(keep, body)))
+
+
+def render_html(body: str) -> str:
+    return outside(_CODE_SPAN, body, _render_tags, "\x01")
+
+
+def _render_tags(body: str) -> str:
     body = _HTML_TABLE.sub(lambda m: "\n\n" + _table_markdown(m.group(0)) + "\n\n", body)
     body = _SUMMARY.sub(lambda m: f"\n\n**{_inline_text(m.group(1))}**\n\n", body)
     body = _IMAGE.sub(lambda m: m.group(1) or "", body)
     body = _LINE_BREAK.sub(" ", body)
     body = _LIST_ITEM_TAG.sub("- ", body)
     body = _HTML_TAG.sub("", body)
-    body = re.sub(r"\n[ \t]+\n", "\n\n", body)  # the lines a removed tag stood on
-    return re.sub("\x01(\\d+)\x01", lambda m: kept[int(m.group(1))], body)
+    return re.sub(r"\n[ \t]+\n", "\n\n", body)  # the lines a removed tag stood on
 
 
 def _inline_text(html: str) -> str:
@@ -368,14 +376,7 @@ _COMPONENT_TAG = re.compile(r"</?[A-Z][\w.]*(?:\s[^<>]*)?/?>")
 
 def without_jsx(text: str) -> str:
     """MDX as the page shows it (code samples kept as written)."""
-    kept: list[str] = []
-
-    def keep(match: re.Match) -> str:
-        kept.append(match.group(0))
-        return f"\x03{len(kept) - 1}\x03"
-
-    text = _COMPONENT_TAG.sub("", _MODULE_LINE.sub("", _FENCED_BLOCK.sub(keep, text)))
-    return re.sub("\x03(\\d+)\x03", lambda m: kept[int(m.group(1))], text)
+    return outside(_FENCED_BLOCK, text, lambda t: _COMPONENT_TAG.sub("", _MODULE_LINE.sub("", t)), "\x01")
 
 
 def _render_alert(match: re.Match) -> str:
