@@ -61,7 +61,8 @@ _OPENING_PRONOUN = re.compile(r"^(?P<pronoun>She|He|Her|His)\b(?P<rest>.*)$", re
 # date or a weekday, a "how long" a span of time ("within three calendar days", not "Form 3676"),
 # a "how often" a frequency, a "how many" a number. The first kind the question asks for counts.
 # Capitalised: "you may" and "march" are no dates.
-_MONTH_OR_DAY = r"(?-i:January|February|March|April|May|June|July|August|September|October|November|December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
+_MONTH = r"(?-i:January|February|March|April|May|June|July|August|September|October|November|December)"
+_MONTH_OR_DAY = rf"{_MONTH}|(?-i:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
 # "When" asks for a date where it opens a question ("when does…?", "When is…", "when's…"), not
 # where it joins two clauses ("what happens when a holiday lands on my day off?").
 _ASKS_DATE = re.compile(r"^\W*when\b|\bwhen(?:'s|’s|\s+(?:do|does|did|is|are|was|were|will|would|can|could|should|"
@@ -71,8 +72,10 @@ _ASKS_DURATION = re.compile(r"\bhow (long|soon|quickly|fast|far ahead|far in adv
                             r"|\bhow many (minutes|hours|days|weeks|months|years)\b", re.I)
 _ASKS_FREQUENCY = re.compile(r"\bhow (often|frequently)\b", re.I)
 _ASKS_AMOUNT = re.compile(r"\b(how (many|much|long|soon|far|fast|quickly|big)|what (percent|percentage|amount))\b", re.I)
+_ASKS_MONTH = re.compile(r"\b(?:what|which)\s+months?\b", re.I)  # a month's name, not "two months before"
 _ANSWER_TYPES = (
     (_ASKS_PERSON, _ROLE_OR_ADDRESS),
+    (_ASKS_MONTH, re.compile(rf"\b({_MONTH})\b")),
     (_ASKS_DATE, re.compile(rf"\b({_MONTH_OR_DAY})\b|\b\d{{1,2}}(st|nd|rd|th)\b|\b\d{{4}}\b"
                             r"|\b\d+\s*(days?|weeks?|months?|years?)\b|\banniversary\b"
                             r"|\b(first|last|final)\s+(business\s+|work(ing)?\s+)?day\b"  # "the last day of the month"

