@@ -910,6 +910,26 @@ def test_a_which_month_question_is_answered_with_a_month():
     assert wanted_answer("which month is open enrollment?") == months
 
 
+def test_a_heading_that_holds_the_answer_is_shown_with_the_sentence_below_it():
+    """Node.js's contributor handbook (the blind set): "how far in advance of a security release does
+    the pre-release announcement go out?" is answered by the heading "Announcement (one week in
+    advance of the planned release)", not by any sentence under it. The sentence is shown under
+    that heading, so the answer says "one week". A heading's number answers no "how many": it is
+    as often a step's ("Step 1 - Submit a time request")."""
+    announcement = chunk("security-release-process::announcement::0",
+                         "Publish the pre-release blog post on the website. Send the pre-release announcement "
+                         "to the security mailing list.", title="Security release process",
+                         section="Security release process › Announcement (one week in advance of the planned release)",
+                         relevance=0.7)
+    answer = compose("how far in advance of a security release does the pre-release announcement go out?",
+                     [announcement])["answer"]
+    assert answer.startswith("Announcement (one week in advance of the planned release): "), answer
+    step = chunk("overtime::step-1::0", "You need to enter your credit hours in HR Links. Your supervisor approves "
+                 "them there.", title="Overtime", section="Overtime › Step 1 - Submit a time request", relevance=0.7)
+    answer = compose("how many credit hours can I enter in HR Links?", [step])["answer"]
+    assert not answer.startswith("Step 1"), answer
+
+
 def test_the_options_after_a_which_question_are_its_parts_and_each_answer_names_its_section(engine):
     """ "which maxes out sooner, profit-sharing shares or liquidity pool shares?" was one question:
     the liquidity pool's rule filled the answer. Each option is now a part; answered from two
