@@ -127,6 +127,7 @@ def _fence(text: str) -> str:
 def clean_sentence(sentence: str) -> str:
     text = link_labels(sentence)
     text = re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", text)
+    text = re.sub(r"^\[[ xX]\]\s+", "", text)  # a checklist's box ("- [ ] Publish the post")
     text = text.strip().strip("|").replace(" | ", " — ")
     text = re.sub(r"\\([\\`*_{}\[\]()#+.!|-])", r"\1", text)  # markdown's escapes: "\*Note:" is "*Note:"
     text = re.sub(r"[*_`]{1,3}", "", text)
