@@ -53,9 +53,7 @@ def reading_note(typed: str, read: str) -> str:
 def _correctable(word: str, frequency: dict[str, int]) -> bool:
     lower = word.lower()
     if len(word) < MIN_LENGTH or "'" in word or "’" in word or lower in STOPWORDS:
-        return False
-    if any(f"{lower[:i]}'{lower[i:]}" in STOPWORDS for i in range(1, len(lower))):
-        return False  # "whats", "dont": a contraction without its apostrophe
+        return False  # STOPWORDS holds "whats" and "dont" too: a contraction without its apostrophe
     if any(ch.isupper() for ch in word[1:]):
         return False  # an acronym ("HSA", "iPhone") is never a typo
     return stem(lower) not in frequency and not getAllLemmas(lower)

@@ -20,7 +20,11 @@ with would you your yours yourself yourselves also may might must shall us ok ok
 there's what's it's i'm i've i'd we're they're don't doesn't isn't aren't can't won't
 tell know say said does anyone someone something anything need want like much many
 don doesn isn aren wasn weren won shouldn wouldn couldn didn hasn haven per each every via
-""".split())
+""".split()) | frozenset(  # the same contractions typed without the apostrophe, as chat often has them
+    [base + "s" for base in "what how where who when why that there here he she it".split()]
+    + [base + "re" for base in "you we they".split()] + [base + "ve" for base in "i you we they".split()]
+    + [base + "nt" for base in "do does did is are was were have has had could would should".split()]
+    + ["im", "cant", "wont"])
 
 _CLITIC = re.compile(r"'(s|re|ve|d|ll|m|t)$")
 _WORD = re.compile(r"[^\W_]+(?:[.,'’-][^\W_]+)*", re.U)

@@ -901,6 +901,16 @@ def test_a_time_counted_from_an_event_answers_a_when_question():
     assert answer == "Your award leave will expire one year after the listed effective date.", answer
 
 
+def test_a_contraction_typed_without_its_apostrophe_is_no_subject_of_the_question(engine):
+    """Chat drops apostrophes: "dont i need approval for a monitor" was declined with "Nothing in
+    the knowledge base covers “dont”", and "whats" weighed as much as the rarest word of a question."""
+    from rag_graph.text import terms
+
+    assert terms("whats the cap, ive asked and dont know, im new") == terms("what's the cap, I've asked and don't know, I'm new")
+    state = engine.run("dont i need approval for a monitor")
+    assert "dont" not in (state["final_output"].get("knowledge_gap") or ""), state["final_output"]
+
+
 def test_a_which_month_question_is_answered_with_a_month():
     """Node.js's contributor handbook (the blind set): "what months do new major node versions come
     out?" was answered with "Approximately two months before a major release, new branches…",
