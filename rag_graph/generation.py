@@ -38,7 +38,7 @@ _FORM_FIELD = re.compile(r"^\W*(name|title|signature|signed|date|by|position|wit
 # name ("Visit the Live Captioning InSite page"). "Who" opens the question or a clause of it
 # ("…, who do they contact?", "to whom"); after a noun it asks nothing ("an expert who comes to talk").
 _ASKS_PERSON = re.compile(r"(?:^|[,;:()–—-]\s*|\b(?:and|but|so|or|then|to|know|sure|wonder|wondering|tell me|ask)\s+)who(?:m|se)?\b", re.I)
-_ROLE_OR_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+\.\w+|\b(supervisors?|managers?|directors?|team|office|officers?|"
+_ROLE_OR_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+\.\w+|(?<![\w@])[@#][A-Za-z][\w-]*(?:/[\w-]+)?|\b(supervisors?|managers?|directors?|team|office|officers?|"
                               r"coordinators?|administrators?|leads?|desk|department|HR|people ops|staff|committee|"
                               r"specialists?|representatives?)\b", re.I)
 _EXAMPLE = re.compile(r"\W*(?:for example|for instance|e\.g\.|example:)", re.I)
@@ -355,9 +355,12 @@ class ExtractiveGenerator:
 
     def _candidates(self, question: str, context: list[dict], weights: dict[str, float]) -> list[_Candidate]:
         asker = split_follow_up(question)[0]
-        wanted, asked = wanted_answer(asker), set(terms(asker))
+        # A follow-up that asks for nothing itself asks for what it carries: "what about for a V8
+        # upgrade? (who cc upgrading)" wants a person, a team or an address.
+        kind = asker if wanted_answer(asker) else question
+        wanted, asked = wanted_answer(kind), set(terms(asker))
         gazetteer = self.entities() if self.entities is not None else None
-        people = gazetteer if _ASKS_PERSON.search(asker) else None
+        people = gazetteer if _ASKS_PERSON.search(kind) else None
         role = role_asked(asker)
         out = []
         # A chunk lower in relevance order pays for it; its late-interaction score already counts

@@ -237,7 +237,7 @@ def test_a_follow_up_naming_a_subject_of_its_own_leaves_the_old_subject_behind()
                {"role": "user", "content": "when can I enroll?"},
                {"role": "assistant", "content": "You are eligible to enroll in the 401K plan with your first paycheck."}]
     _, carried = split_follow_up(resolve_follow_up("what about health insurance?", history, gazetteer))
-    assert carried.split() == ["enroll"]  # what was asked, not the 401k it was asked of
+    assert carried.split() == ["when", "enroll"]  # what was asked (and for), not the 401k it was asked of
     # "it" still refers back
     assert "401k" in resolve_follow_up("who manages it?", history, gazetteer)
 

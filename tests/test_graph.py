@@ -1434,6 +1434,46 @@ each project took to run.
 """
 
 
+CONTRIBUTING = """# Collaborator guide
+
+## Who to cc in the issue tracker
+
+| Subsystem | Maintainers |
+| --- | --- |
+| upgrading libuv | @nodejs/libuv |
+| upgrading V8 | @nodejs/V8, @nodejs/post-mortem |
+| upgrading npm | @nodejs/npm |
+
+## Maintaining V8
+
+We upgrade the version of V8 in Node.js main whenever a V8 release goes stable upstream, that is,
+whenever a new release of Chrome comes out. Upgrading major versions would be much harder to do
+with the patch mechanism above.
+"""
+
+
+def test_a_follow_up_that_asks_for_nothing_itself_asks_for_what_the_question_before_it_did(tmp_path_factory):
+    """The blind set (Node.js's contributor handbook): "what about for a V8 upgrade?" after "who do I
+    cc when I'm upgrading libuv?" was answered with when V8 is upgraded. It asks who, as the
+    question before it did: the team handles of the V8 row answer it."""
+    from rag_graph.generation import ExtractiveGenerator, holds_answer, wanted_answer
+
+    assert holds_answer("Subsystem: upgrading V8; Maintainers: @nodejs/V8, @nodejs/post-mortem", wanted_answer("who?"))
+    rows = chunk("collaborator-guide::who-to-cc::0", "| Subsystem | Maintainers |\n| --- | --- |\n"
+                 "| upgrading V8 | @nodejs/V8, @nodejs/post-mortem |", title="Collaborator guide", section="Who to cc")
+    generator = ExtractiveGenerator(FakeRetriever([rows]).vocabulary)
+    follow_up = "what about for a V8 upgrade? (who cc upgrading)"  # as resolved after "who do I cc…?"
+    typed = [c.typed for c in generator._candidates(follow_up, [rows], generator._weights(follow_up))]
+    assert typed and all(typed)  # the row names whom to cc: it is what the follow-up asks for
+    engine = one_document_engine(tmp_path_factory, "contributing", CONTRIBUTING)
+    history = [{"role": "user", "content": "who do I cc when I'm upgrading libuv?"},
+               {"role": "assistant", "content": "@nodejs/libuv."}]
+    state = engine.run("what about for a V8 upgrade?", history)
+    assert "who" in state["retrieval_query"].split("(")[-1], state["retrieval_query"]
+    answer = state["final_output"]["answer"]
+    assert "Subsystem: upgrading V8; Maintainers: @nodejs/V8" in answer and "We upgrade" not in answer, answer
+
+
 def test_a_follow_up_no_entity_names_carries_the_section_its_previous_question_found(tmp_path_factory):
     """37signals: "how long does each one run?" after "how often does the whole company get together
     in person?" ("Twice a year, in a different city each time.") was declined: no word of the
