@@ -19,7 +19,7 @@ from typing import Callable
 
 import yaml
 
-from .loaders import SUFFIXES, UnreadableFile, is_sidecar, read_markdown
+from .loaders import SUFFIXES, UnreadableFile, is_sidecar, page_name, read_markdown
 from .text import MD_LINK, indent, item_lines, link_labels
 
 log = logging.getLogger(__name__)
@@ -164,8 +164,7 @@ def parse_document(raw: str, relative_path: str) -> Document:
     body, shortcode_links = render_shortcodes(resolve_reference_links(body))
     body = _HTML_COMMENT.sub("", drop_internal_sections(body))
     first_heading = next((m.group(2) for m in map(_HEADING.match, body.splitlines()) if m), None)
-    # Other formats keep their extension in the id, so a.pdf and a.md may sit side by side.
-    default_id = re.sub(r"\.(?:md|markdown|mdx)$", "", relative_path)
+    default_id = page_name(relative_path)
     title = _inline_text(str(meta.get("title") or (first_heading and plain_text(first_heading)) or default_id))
     try:
         authority = int(meta.get("authority", 1))

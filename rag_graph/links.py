@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
+from .loaders import page_name
+
 
 def source_url(template: str, path: str) -> str:
     """`{path}`: the file's path below the corpus folder, each segment URL-quoted, extension kept;
@@ -14,7 +16,7 @@ def source_url(template: str, path: str) -> str:
     if not template or not path:
         return ""
     segments = path.split("/")
-    page = re.sub(r"\.(?:md|markdown|mdx)$", "", segments[-1])
+    page = page_name(segments[-1])
     slug_segments = segments[:-1] if page == "index" and page != segments[-1] else [*segments[:-1], page]
     slug = "/".join(quote(s, safe="") for s in slug_segments)
     url = template.replace("{path}", "/".join(quote(s, safe="") for s in segments)).replace("{slug}", slug)

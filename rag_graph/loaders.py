@@ -27,6 +27,12 @@ import yaml
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")  # .mdx: Docusaurus' markdown with JSX components
 SUFFIXES = (*MARKDOWN_SUFFIXES, ".pdf", ".docx", ".html", ".htm", ".txt")
+
+
+def page_name(path: str) -> str:
+    """A markdown file's path without its extension ("docs/laptops.mdx" -> "docs/laptops"); other
+    formats keep theirs, so a.pdf and a.md may sit side by side."""
+    return re.sub(r"\.(?:md|markdown|mdx)$", "", path)
 SIDECAR_SUFFIXES = (".yml", ".yaml")
 
 _MAGIC = {".pdf": (b"%PDF-", "a PDF"), ".docx": (b"PK\x03\x04", "a Word (.docx) file")}
