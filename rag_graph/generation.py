@@ -421,7 +421,11 @@ class ExtractiveGenerator:
             # follows it: of a list, the item that answers the question.
             items = list(takewhile(lambda c: LIST_ITEM.match(c.text), after))
             follower = max(items, key=lambda c: c.score) if items else follower
-        elif follower is not None and (follower.score < 0.5 * best.score or len(best.text) >= 200):
+        elif follower is not None and (follower.score < 0.5 * best.score or LIST_ITEM.match(best.text)
+                                       or _EXAMPLE.match(follower.text)):
+            # However long the best sentence, the next one may say how ("…can apply for and become
+            # a triager. Open a PR on the README.md with…"). A list's next item is an alternative to
+            # the best, not its continuation, and an example only illustrates it.
             follower = None
         if procedure and _STEP.match(best.text) and not best.tabular:
             # A numbered step is done after the steps before it: "Under Security Clearance, click

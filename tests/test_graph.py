@@ -1412,6 +1412,35 @@ def test_a_numbered_step_is_shown_after_the_steps_before_it():
     assert "Employee Personal Info" not in answer, answer
 
 
+def test_the_next_sentence_finishes_a_long_one_but_not_a_list_item_or_with_an_example():
+    """Blind set: "how do i become a triager?" was answered "Anyone with a reasonable understanding
+    of Node.js… can apply for and become a triager." and stopped there, because a best sentence of
+    200 characters never took the next one, which says how ("Open a PR on the README.md…"). The
+    next item of a list, though, is another option ("Go out on a regular speaking circuit tour"
+    after "You can't… work for another company in our industry"), and an example only illustrates."""
+    triage = chunk("issues::triaging-a-bug-report::0",
+                   "Anyone with a reasonable understanding of Node.js programming and the project's GitHub "
+                   "organization plus a few contributions to the project (commenting on issues or PRs) can "
+                   "apply for and become a triager. Open a PR on the README.md of this project with a request "
+                   "to be added as a triager and the motivation for becoming one.",
+                   title="Issues", section="Triaging a bug report", relevance=0.7)
+    answer = compose("ive been commenting on issues for a while, how do i become a triager?", [triage])["answer"]
+    assert "Open a PR on the README.md" in answer, answer
+    moonlighting = chunk("moonlighting::what-you-cant-do::0",
+                         "1. You can't work full time or part time for another company in our industry.\n"
+                         "2. Go out on a regular speaking circuit tour which is going to require multiple days of "
+                         "travel for another company.",
+                         title="Moonlighting", section="What you can't do", relevance=0.7)
+    answer = compose("can I pick up part-time work for another company?", [moonlighting])["answer"]
+    assert answer.startswith("You can't work full time or part time") and "speaking circuit" not in answer, answer
+    surveys = chunk("surveys::qualtrics::0",
+                    "Qualtrics can only be used if you're collecting feedback that is directly helping GSA, not "
+                    "another agency. For example: if you're working with NIH, you cannot collect data for NIH "
+                    "using GSA's Qualtrics account.", title="Surveys", section="Qualtrics", relevance=0.7)
+    answer = compose("can we use the GSA Qualtrics account to collect feedback for another agency?", [surveys])["answer"]
+    assert answer.startswith("Qualtrics can only be used") and "NIH" not in answer, answer
+
+
 RITUALS = """---
 title: Our rituals
 ---
