@@ -253,7 +253,7 @@ def render_shortcodes(body: str) -> tuple[str, list[str]]:
     body = _SLACK_CHANNEL.sub(lambda m: "#" + m.group("name").strip(), body)
     body = _ANY_TAG.sub("", body)
     body = _HTML_ANCHOR.sub(lambda m: f"[{m.group(2).strip()}]({m.group(1)})", body)
-    body = render_html(render_admonitions(atx_headings(body)))
+    body = render_html(render_footnotes(render_admonitions(atx_headings(body))))
     while "\0" in body:  # a kept fence may itself hold a kept raw block
         body = re.sub("\0(\\d+)\0", lambda m: kept[int(m.group(1))], body)
     return body, [target for target in targets if not re.match(r"[a-z]+:", target)]
@@ -277,9 +277,11 @@ def atx_headings(body: str) -> str:
 
 
 # Docusaurus (":::tip Title" … ":::") and MkDocs ('!!! note "Title"' over an indented body)
-# admonitions read as their title in bold over their text, like the 11ty alert boxes.
+# admonitions read as their title in bold over their text, like the 11ty alert boxes; so does
+# each of MkDocs' content tabs ('=== "macOS"' over an indented body), one after the other.
 _COLON_ADMONITION = re.compile(r"^:::[ \t]*(?P<kind>\w+)[ \t]*(?P<title>[^\n]*)\n(?P<body>.*?)^:::[ \t]*$", re.M | re.S)
-_BANG_ADMONITION = re.compile(r"^(?:!!!|\?\?\?\+?)[ \t]*(?P<kind>\w+)(?:[ \t]+\"(?P<title>[^\"\n]*)\")?[ \t]*\n"
+_BANG_ADMONITION = re.compile(r"^(?:(?:!!!|\?\?\?\+?)[ \t]*(?P<kind>\w+)|===\+?(?=[ \t]+\"))"
+                              r"(?:[ \t]+\"(?P<title>[^\"\n]*)\")?[ \t]*\n"
                               r"(?P<body>(?:(?:[ ]{4}|\t)[^\n]*\n?|[ \t]*\n)+)", re.M)
 
 
@@ -289,6 +291,16 @@ def render_admonitions(body: str) -> str:
         text = re.sub(r"^(?:[ ]{4}|\t)", "", match["body"], flags=re.M).strip()
         return f"**{title}**\n\n{text}\n"
     return _BANG_ADMONITION.sub(box, _COLON_ADMONITION.sub(box, body))
+
+
+# Footnotes (GitHub, Pandoc, MkDocs): a marker ("…fits you and your partner[^1].") shows as a
+# number, no words, and a definition ("[^1]: Throughout this document…") as its text.
+_FOOTNOTE_DEFINITION = re.compile(r"^[ ]{0,3}\[\^[^\]\s]+\]:[ \t]*", re.M)
+_FOOTNOTE_MARKER = re.compile(r"\[\^[^\]\s]+\](?!:)")
+
+
+def render_footnotes(body: str) -> str:
+    return outside(_CODE_SPAN, body, lambda text: _FOOTNOTE_MARKER.sub("", _FOOTNOTE_DEFINITION.sub("", text)), "\x02")
 
 
 # HTML inside markdown reads as what a browser shows. A table becomes rows a reader can quote:

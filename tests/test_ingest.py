@@ -327,6 +327,21 @@ def test_docs_site_admonitions_read_as_their_title_over_their_text():
     assert ":::" not in text and "!!!" not in text and "After the box." in text
 
 
+def test_footnotes_and_content_tabs_read_as_the_site_shows_them():
+    """18F's one-on-ones page: "…a format and style that fits you and your partner[^1]." showed
+    its marker in answers, and its definition as "[^1]: Throughout this document…". MkDocs tabs
+    ('=== "macOS"') showed their markup too."""
+    body = ('# One-on-ones\n\nFind a style that fits you and your partner[^1]. Use `a[^1]` in code.\n\n'
+            '[^1]: Throughout this document I use the term partner.\n\n'
+            '## VPN\n\n=== "macOS"\n\n    Install the VPN from Self Service.\n\n'
+            '=== "Windows"\n\n    Install the VPN from the Software Center.\n')
+    text = " ".join(c.text for c in chunk_document(parse_document(body, "one-on-ones.md")))
+    assert "fits you and your partner. Use `a[^1]` in code." in text
+    assert "Throughout this document I use the term partner." in text and "[^1]:" not in text
+    assert "**macOS**\n\nInstall the VPN from Self Service." in text
+    assert "**Windows**\n\nInstall the VPN from the Software Center." in text and "===" not in text
+
+
 MDX_PAGE = """---
 title: Laptops
 ---
