@@ -53,8 +53,11 @@ _ASKS_PROCEDURE = re.compile(r"\bhow\b(?!\s+(?:many|much|long|often|soon|far|ear
 _STEP = re.compile(r"\s*\d+[.)]\s")  # an item of a numbered list
 POINTER_PENALTY = 0.3
 # A sentence that opens by pointing back ("However, …", "This includes …") leans on the one before.
+# So does a condition on what was just said ("If it's warranted, … we'll increase pay on January 1st"
+# follows "The Radford data is reviewed once per year…").
 _LEANS_BACK = re.compile(r"(?:However|But|Yet|Still|Otherwise|Instead|Therefore|Thus|Hence|In addition|Also|"
-                         r"That|This|These|Those|Such|It|They)\b")
+                         r"That|This|These|Those|Such|It|They|Then|If (?:so|not|it|that|this|they)|"
+                         r"In (?:that|this|which) case)\b")
 _OPENING_PRONOUN = re.compile(r"^(?P<pronoun>She|He|Her|His)\b(?P<rest>.*)$", re.S)
 
 # What kind of answer the question asks for, and the sentences that hold one: a "when" wants a

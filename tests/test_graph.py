@@ -431,6 +431,15 @@ def test_a_sentence_that_opens_by_pointing_back_comes_with_the_one_before():
     answer = compose("how often do term appointments need renewing?", [term])["answer"]
     assert answer.startswith("Many TTS employees are hired on term appointments")
     assert "However, term appointments need to be renewed every two years." in answer
+    # 37signals: "when do salary adjustments based on market data happen?" was answered "If it's
+    # warranted, … we'll increase pay on January 1st" without saying what "it" is. (Asked here so
+    # that the sentence before shares none of the asker's words: only its place brings it.)
+    pay = chunk("making-a-career::pay--promotions::1",
+                "Some jobs are not matched to Radford comparison data. The Radford data is reviewed once per year "
+                "at the end of November. If it's warranted, that is if the market rates have gone up, we'll "
+                "increase pay on January 1st to follow suit.", title="Making a Career", section="Pay & Promotions")
+    answer = compose("when would my pay go up if market rates rise?", [pay])["answer"]
+    assert answer.startswith("The Radford data is reviewed once per year at the end of November. If it's warranted"), answer
 
 
 def test_a_lead_in_to_a_table_is_completed_by_its_rows_not_its_rule_line():
