@@ -21,7 +21,7 @@ from .nodes.evidence import best_matches, by_relevance, holds_role, query_weight
 from .nodes.quality import SAME_TOPIC
 from .nodes.query import split_follow_up
 from .text import (LIST_ITEM, STOPWORDS, lead_ins, link_labels, lists, sentences, table_sentences, term_set, terms,
-                   terms_held, weighted_coverage, words)
+                   terms_held, weighted_coverage, without_emphasis, words)
 
 MAX_SENTENCES = 3
 MAX_ANSWER_CHARS = 600
@@ -133,7 +133,7 @@ def clean_sentence(sentence: str) -> str:
     text = re.sub(r"^\[[ xX]\]\s+", "", text)  # a checklist's box ("- [ ] Publish the post")
     text = text.strip().strip("|").replace(" | ", " — ")
     text = re.sub(r"\\([\\`*_{}\[\]()#+.!|-])", r"\1", text)  # markdown's escapes: "\*Note:" is "*Note:"
-    text = re.sub(r"[*_`]{1,3}", "", text)
+    text = without_emphasis(text)
     text = re.sub(r"[\u200b-\u200d\u2060\ufeff]", "", text)  # zero-width characters
     text = re.sub(r"\s+", " ", text).strip()
     text = re.sub(r"(?<=[^\W\d_]) : ", ": ", text)  # a definition list's "Term\n: definition"

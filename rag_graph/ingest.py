@@ -20,7 +20,7 @@ from typing import Callable
 import yaml
 
 from .loaders import SUFFIXES, UnreadableFile, is_sidecar, page_name, read_markdown
-from .text import MD_LINK, indent, item_lines, link_labels
+from .text import MD_LINK, indent, item_lines, link_labels, without_emphasis
 
 log = logging.getLogger(__name__)
 
@@ -464,18 +464,14 @@ def _resolve_references(documents: list[Document]) -> None:
 
 def plain_text(markdown: str) -> str:
     """Heading or sentence text without markdown decoration."""
-    text = link_labels(markdown)
-    text = re.sub(r"[*_`~]+", "", text)
-    return re.sub(r"\s+", " ", text).strip()
+    return re.sub(r"\s+", " ", without_emphasis(link_labels(markdown))).strip()
 
 
 def slugify(heading: str) -> str:
     """GitHub's anchor rule (github-slugger, also used by Docusaurus and Hugo's default) over the
     heading as rendered: lower-case, drop punctuation, each space becomes a hyphen. Emphasis
     markers go, but an underscore inside a word (`max_tokens`) is text and stays."""
-    text = re.sub(r"(?<![^\W_])_+|_+(?![^\W_])", "", link_labels(heading))
-    text = re.sub(r"\s+", " ", re.sub(r"[*`~]+", "", text)).strip().lower()
-    text = "".join(ch for ch in text if ch in " -_" or unicodedata.category(ch)[0] in "LNM")
+    text = "".join(ch for ch in plain_text(heading).lower() if ch in " -_" or unicodedata.category(ch)[0] in "LNM")
     return text.replace(" ", "-")
 
 

@@ -41,6 +41,15 @@ def link_labels(markdown: str) -> str:
     return MD_LINK.sub(r"\1", markdown)
 
 
+# Emphasis, code and strike-through marks. An underscore inside a word ("node_modules",
+# "first_last@gsa.gov", "NODE_ENV") is text: CommonMark never opens emphasis there.
+_EMPHASIS = re.compile(r"[*`]+|~~|(?<![^\W_])_+|_+(?![^\W_])")
+
+
+def without_emphasis(markdown: str) -> str:
+    return _EMPHASIS.sub("", markdown)
+
+
 _ACRONYM = re.compile(r"\b[A-Z]{2,6}\b")
 
 

@@ -402,6 +402,10 @@ def test_an_answer_reads_without_markdown_escapes_run_on_list_commas_or_invisibl
     assert clean_sentence("**\\*Note:** If you called Ad Trav, ask for a refund") == "Note: If you called Ad Trav, ask for a refund."
     assert clean_sentence("- Jury leave, and") == "Jury leave."
     assert clean_sentence("Call \u200b\u200b1-800-222-0364 to enroll") == "Call 1-800-222-0364 to enroll."
+    # npm's docs: "…a hidden lockfile present in `node_modules/.package-lock.json`" was answered with
+    # "nodemodules": an underscore inside a word is text, not emphasis
+    assert clean_sentence("_Note:_ a lockfile in `node_modules/.package-lock.json`; mail first_last@gsa.gov") == (
+        "Note: a lockfile in node_modules/.package-lock.json; mail first_last@gsa.gov.")
     # a checklist's box (Node.js's security release steps: "* [ ] 1\. **Publish Pre-Release Blog Post:**")
     assert clean_sentence("* [ ] 1\\. **Publish the pre-release blog post**") == "1. Publish the pre-release blog post."
     assert clean_sentence("- [x] Tell the release team") == "Tell the release team."

@@ -61,6 +61,9 @@ def test_slugify_matches_github():
     # What GitHub renders: emphasis markers go, an underscore inside a word is text.
     assert slugify("The `max_tokens` setting") == "the-max_tokens-setting"
     assert slugify("__Bold__ move — *now*") == "bold-move--now"
+    # and the heading reads as rendered wherever it is shown (a citation's section name)
+    doc = parse_document("# Settings\n\n## The `max_tokens` _(beta)_ setting\n\nSome words.\n", "settings.md")
+    assert chunk_document(doc)[0].section == "The max_tokens (beta) setting"
 
 
 def test_plain_markdown_takes_title_from_heading_and_id_from_path():
