@@ -216,6 +216,27 @@ def test_the_section_that_answers_outranks_one_that_merely_shares_the_question_w
     assert "supervisor will determine if you need a MacBook Pro or PC laptop" in opening
 
 
+def test_a_section_that_many_pages_repeat_takes_one_place_in_the_ranking(embedder):
+    """npm's docs repeat each config option's section on every command page that takes it (584
+    of 1,643 chunks are copies). For "we don't even have a start script but `npm start` still
+    boots something?" the ranking was six copies of the ignore-scripts section, and the page
+    that answers ("…npm will run node server.js") was pushed out of the context."""
+    shared = ("If true, npm does not run scripts specified in package.json files. Commands explicitly "
+              "intended to run a particular script, such as npm start, will still run their intended script.")
+    copies = [chunk(f"commands/npm-{page}::ignore-scripts::0", shared, similarity=0.64 - n / 100,
+                    title=f"npm-{page}", section="ignore-scripts") for n, page in enumerate(["start", "stop", "run",
+                                                                                           "restart", "rebuild"])]
+    start = chunk("commands/npm-start::description::0",
+                  "This runs the command in the start property of the scripts object of package.json. If the "
+                  "scripts object does not define a start property, npm will run node server.js.",
+                  similarity=0.6, title="npm-start", section="Description")
+    state = run(embedder, "we don't have a start script in package.json but npm start still boots something, "
+                "what is it running?", FakeRetriever([*copies, start]))
+    ranked = [c["chunk_id"] for c in state["ranked_chunks"]]
+    assert [i for i in ranked if i.endswith("::ignore-scripts::0")] == ["commands/npm-start::ignore-scripts::0"], ranked
+    assert start["chunk_id"] in ranked
+
+
 def test_how_long_is_answered_with_the_length_not_the_eligibility_rule_late_interaction_ranked_first(engine):
     """Late interaction ranks the eligibility section first for this question (it matches
     "paid parental leave" word for word); the answer still comes from the section that states
