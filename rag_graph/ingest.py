@@ -253,7 +253,7 @@ def render_shortcodes(body: str) -> tuple[str, list[str]]:
     body = _SLACK_CHANNEL.sub(lambda m: "#" + m.group("name").strip(), body)
     body = _ANY_TAG.sub("", body)
     body = _HTML_ANCHOR.sub(lambda m: f"[{m.group(2).strip()}]({m.group(1)})", body)
-    body = render_html(render_footnotes(render_admonitions(atx_headings(body))))
+    body = render_html(render_footnotes(render_admonitions(atx_headings(render_quotes(body)))))
     while "\0" in body:  # a kept fence may itself hold a kept raw block
         body = re.sub("\0(\\d+)\0", lambda m: kept[int(m.group(1))], body)
     return body, [target for target in targets if not re.match(r"[a-z]+:", target)]
@@ -293,6 +293,17 @@ def render_admonitions(body: str) -> str:
     return _BANG_ADMONITION.sub(box, _COLON_ADMONITION.sub(box, body))
 
 
+# A blockquote reads as its text ("> Releases are cut on Tuesdays."), and a GitHub alert
+# ("> [!NOTE]", escaped "> \\[!TIP]" in some sources) as its kind in bold over its text, like
+# the admonitions above.
+_QUOTE_MARKS = re.compile(r"^[ ]{0,3}(?:>[ ]?)+", re.M)
+_GITHUB_ALERT = re.compile(r"^\\?\[!(?P<kind>NOTE|TIP|IMPORTANT|WARNING|CAUTION)\][ \t]*\n?", re.M | re.I)
+
+
+def render_quotes(body: str) -> str:
+    return _GITHUB_ALERT.sub(lambda m: f"**{m['kind'].capitalize()}**\n\n", _QUOTE_MARKS.sub("", body))
+
+
 # Footnotes (GitHub, Pandoc, MkDocs): a marker ("…fits you and your partner[^1].") shows as a
 # number, no words, and a definition ("[^1]: Throughout this document…") as its text.
 _FOOTNOTE_DEFINITION = re.compile(r"^[ ]{0,3}\[\^[^\]\s]+\]:[ \t]*", re.M)
@@ -311,6 +322,7 @@ def render_footnotes(body: str) -> str:
 _HTML_TABLE = re.compile(r"<table\b.*?</table\s*>", re.S | re.I)
 _SUMMARY = re.compile(r"<summary\b[^>]*>(.*?)</summary\s*>", re.S | re.I)
 _IMAGE = re.compile(r"<img\b[^>]*?\balt=[\"']([^\"']*)[\"'][^>]*>|<img\b[^>]*>", re.I)
+_AUTOLINK = re.compile(r"<((?:https?://|mailto:)[^<>\s]+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)>")  # "<https://…>" shows its address
 _LINE_BREAK = re.compile(r"[ \t]*<br\s*/?>[ \t]*", re.I)
 _LIST_ITEM_TAG = re.compile(r"^[ \t]*<li\b[^>]*>", re.M | re.I)
 _HTML_TAG = re.compile(r"</?(?:div|span|p|details|section|article|aside|header|footer|main|center|figure|"
@@ -338,7 +350,7 @@ def render_html(body: str) -> str:
 def _render_tags(body: str) -> str:
     body = _HTML_TABLE.sub(lambda m: "\n\n" + _table_markdown(m.group(0)) + "\n\n", body)
     body = _SUMMARY.sub(lambda m: f"\n\n**{_inline_text(m.group(1))}**\n\n", body)
-    body = _IMAGE.sub(lambda m: m.group(1) or "", body)
+    body = _IMAGE.sub(lambda m: m.group(1) or "", _AUTOLINK.sub(r"\1", body))
     body = _LINE_BREAK.sub(" ", body)
     body = _LIST_ITEM_TAG.sub("- ", body)
     body = _HTML_TAG.sub("", body)

@@ -292,6 +292,8 @@ Slack messages are federal records.
 </details>
 
 Use `<br>` for a line break in a cell. The map: <img src="map.png" alt="Floor map of the 35th floor">
+
+Sources: <https://github.com/quictls/openssl>, or write to <security@example.gov>.
 """
 
 
@@ -305,6 +307,8 @@ def test_html_in_markdown_reads_as_the_browser_shows_it():
     assert "**Records considerations**\n\nSlack messages are federal records." in text
     assert "Use `<br>` for a line break in a cell." in text  # code shows its tags
     assert "The map: Floor map of the 35th floor" in text
+    # an autolink shows its address, without the brackets ("…can be found at <https://…>")
+    assert "Sources: https://github.com/quictls/openssl, or write to security@example.gov." in text
     for tag in ("<div", "<td", "<table", "<strong>", "<summary>", "<details", "<img"):
         assert tag not in text, tag
 
@@ -343,6 +347,18 @@ def test_footnotes_and_content_tabs_read_as_the_site_shows_them():
     assert "Throughout this document I use the term partner." in text and "[^1]:" not in text
     assert "**macOS**\n\nInstall the VPN from Self Service." in text
     assert "**Windows**\n\nInstall the VPN from the Software Center." in text and "===" not in text
+
+
+def test_blockquotes_read_as_their_text_and_github_alerts_as_their_kind():
+    """Node.js's release guide writes "> \\[!TIP] Once the staging branch is up-to-date…": the quote
+    marks and the alert's tag would reach an answer ("> [!NOTE] > Releases are cut on Tuesdays.")."""
+    body = ("# Releases\n\n> [!NOTE]\n> Releases are cut on Tuesdays.\n\n"
+            "> \\[!TIP] Once the staging branch is up-to-date you can run the tool.\n\n"
+            "> Never force-push.\n>\n> > Nested quote.\n\n```\n> a prompt in code\n```\n")
+    text = chunk_document(parse_document(body, "releases.md"))[0].text
+    assert "**Note**\n\nReleases are cut on Tuesdays." in text
+    assert "**Tip**\n\nOnce the staging branch is up-to-date you can run the tool." in text
+    assert "Never force-push.\n\nNested quote." in text and "> a prompt in code" in text and "[!" not in text
 
 
 MDX_PAGE = """---
