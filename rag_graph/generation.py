@@ -133,6 +133,7 @@ def clean_sentence(sentence: str) -> str:
     text = re.sub(r"^\[[ xX]\]\s+", "", text)  # a checklist's box ("- [ ] Publish the post")
     text = text.strip().strip("|").replace(" | ", " — ")
     text = re.sub(r"\\([\\`*_{}\[\]()#+.!|-])", r"\1", text)  # markdown's escapes: "\*Note:" is "*Note:"
+    text = re.sub(r"```+[\w+#.-]*", "", text)  # a code block's fences and language: "```bash npm ci ```" is "npm ci"
     text = without_emphasis(text)
     text = re.sub(r"[\u200b-\u200d\u2060\ufeff]", "", text)  # zero-width characters
     text = re.sub(r"\s+", " ", text).strip()

@@ -425,6 +425,8 @@ def test_an_answer_reads_without_markdown_escapes_run_on_list_commas_or_invisibl
     assert clean_sentence("Call \u200b\u200b1-800-222-0364 to enroll") == "Call 1-800-222-0364 to enroll."
     # npm's docs: "…a hidden lockfile present in `node_modules/.package-lock.json`" was answered with
     # "nodemodules": an underscore inside a word is text, not emphasis
+    # npm's docs: a code block answered "bash npm completion >> ~/.zshrc"; its language is no word of it
+    assert clean_sentence("```bash npm completion >> ~/.zshrc ```") == "npm completion >> ~/.zshrc."
     assert clean_sentence("_Note:_ a lockfile in `node_modules/.package-lock.json`; mail first_last@gsa.gov") == (
         "Note: a lockfile in node_modules/.package-lock.json; mail first_last@gsa.gov.")
     # a checklist's box (Node.js's security release steps: "* [ ] 1\. **Publish Pre-Release Blog Post:**")
