@@ -293,7 +293,8 @@ Slack messages are federal records.
 
 Use `<br>` for a line break in a cell. The map: <img src="map.png" alt="Floor map of the 35th floor">
 
-Sources: <https://github.com/quictls/openssl>, or write to <security@example.gov>.
+Sources: <https://github.com/quictls/openssl>, or write to <security@example.gov>. We&rsquo;re in Room 3 &amp; 4,
+not `&amp;` in code.
 """
 
 
@@ -309,6 +310,7 @@ def test_html_in_markdown_reads_as_the_browser_shows_it():
     assert "The map: Floor map of the 35th floor" in text
     # an autolink shows its address, without the brackets ("…can be found at <https://…>")
     assert "Sources: https://github.com/quictls/openssl, or write to security@example.gov." in text
+    assert "We’re in Room 3 & 4,\nnot `&amp;` in code." in text  # an entity is the character it names
     for tag in ("<div", "<td", "<table", "<strong>", "<summary>", "<details", "<img"):
         assert tag not in text, tag
 
