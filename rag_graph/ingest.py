@@ -295,7 +295,7 @@ def render_admonitions(body: str) -> str:
 
 
 # A blockquote reads as its text ("> Releases are cut on Tuesdays."), and a GitHub alert
-# ("> [!NOTE]", escaped "> \\[!TIP]" in some sources) as its kind in bold over its text, like
+# ("> [!NOTE]", escaped "> \[!TIP]" in some sources) as its kind in bold over its text, like
 # the admonitions above.
 _QUOTE_MARKS = re.compile(r"^[ ]{0,3}(?:>[ ]?)+", re.M)
 _GITHUB_ALERT = re.compile(r"^\\?\[!(?P<kind>NOTE|TIP|IMPORTANT|WARNING|CAUTION)\][ \t]*\n?", re.M | re.I)
@@ -323,7 +323,6 @@ def render_footnotes(body: str) -> str:
 _HTML_TABLE = re.compile(r"<table\b.*?</table\s*>", re.S | re.I)
 _SUMMARY = re.compile(r"<summary\b[^>]*>(.*?)</summary\s*>", re.S | re.I)
 _IMAGE = re.compile(r"<img\b[^>]*?\balt=[\"']([^\"']*)[\"'][^>]*>|<img\b[^>]*>", re.I)
-_ENTITY = re.compile(r"&(?:[A-Za-z][A-Za-z0-9]*|#[0-9]+|#[xX][0-9A-Fa-f]+);")  # "&rsquo;" shows as "’"
 _AUTOLINK = re.compile(r"<((?:https?://|mailto:)[^<>\s]+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)>")  # "<https://…>" shows its address
 _LINE_BREAK = re.compile(r"[ \t]*<br\s*/?>[ \t]*", re.I)
 _LIST_ITEM_TAG = re.compile(r"^[ \t]*<li\b[^>]*>", re.M | re.I)
@@ -355,12 +354,20 @@ def _render_tags(body: str) -> str:
     body = _IMAGE.sub(lambda m: m.group(1) or "", _AUTOLINK.sub(r"\1", body))
     body = _LINE_BREAK.sub(" ", body)
     body = _LIST_ITEM_TAG.sub("- ", body)
-    body = _ENTITY.sub(lambda m: unescape(m.group(0)), _HTML_TAG.sub("", body))
+    body = _characters(_HTML_TAG.sub("", body))
     return re.sub(r"\n[ \t]+\n", "\n\n", body)  # the lines a removed tag stood on
 
 
 def _inline_text(html: str) -> str:
-    return re.sub(r"\s+", " ", _ENTITY.sub(lambda m: unescape(m.group(0)), _HTML_TAG.sub("", _LINE_BREAK.sub(" ", html)))).strip()
+    return re.sub(r"\s+", " ", _characters(_HTML_TAG.sub("", _LINE_BREAK.sub(" ", html)))).strip()
+
+
+_ENTITY = re.compile(r"&(?:[A-Za-z][A-Za-z0-9]*|#[0-9]+|#[xX][0-9A-Fa-f]+);")
+
+
+def _characters(text: str) -> str:
+    """HTML entities as the characters they name: "We&rsquo;re" reads "We’re"."""
+    return _ENTITY.sub(lambda m: unescape(m.group(0)), text)
 
 
 def _table_markdown(html: str) -> str:
