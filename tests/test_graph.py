@@ -237,6 +237,24 @@ def test_a_section_that_many_pages_repeat_takes_one_place_in_the_ranking(embedde
     assert start["chunk_id"] in ranked
 
 
+def test_copies_among_the_candidates_are_made_up_by_fetching_as_many_more(embedder):
+    """On npm's docs, as few as 11 of the 30 candidates a search returns were distinct: the rest
+    were copies of shared config sections, which the ranking keeps once. The search is repeated
+    with as many more rows as there were copies, so the passage just past them is still found."""
+    options = ["dry-run", "json", "workspaces", "include", "omit", "global", "save", "force", "audit", "fund"]
+    copies = [chunk(f"commands/npm-{page}::{option}::0", f"The {option} option of npm is set in your npmrc file "
+                    f"and applies to scripts in package.json.", similarity=0.6, title=f"npm-{page}", section=option)
+              for option in options for page in ("install", "ci", "update")]
+    start = chunk("commands/npm-start::description::0",
+                  "If the scripts object of package.json does not define a start property, npm start will run "
+                  "node server.js.", similarity=0.55, title="npm-start", section="Description")
+    retriever = FakeRetriever([*copies, start])
+    state = run(embedder, "what does npm start run when package.json has no start script?",
+                retriever, max_retrieval_attempts=1)  # the first search alone (a rewrite's search fetches more)
+    assert start["chunk_id"] in [c["chunk_id"] for c in state["retrieved_chunks"]]
+    assert "server.js" in state["final_output"]["answer"], state["final_output"]
+
+
 def test_how_long_is_answered_with_the_length_not_the_eligibility_rule_late_interaction_ranked_first(engine):
     """Late interaction ranks the eligibility section first for this question (it matches
     "paid parental leave" word for word); the answer still comes from the section that states

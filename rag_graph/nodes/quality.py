@@ -93,11 +93,16 @@ def distinct(chunks: list[dict]) -> list[dict]:
     copies would fill the ranking with one passage. The most relevant copy stands for the rest."""
     best: dict[str, dict] = {}
     for chunk in chunks:
-        body = " ".join(chunk["body"].split())
+        body = text_key(chunk)
         if body not in best or chunk["relevance"] > best[body]["relevance"]:
             best[body] = chunk
     kept = {id(chunk) for chunk in best.values()}
     return [chunk for chunk in chunks if id(chunk) in kept]
+
+
+def text_key(chunk: dict) -> str:
+    """What a copy of a chunk on another page shares with it: its body, whitespace aside."""
+    return " ".join(chunk["body"].split())
 
 
 def assess_context_quality(state: State, runtime: Runtime[Deps]) -> dict:

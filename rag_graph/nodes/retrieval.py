@@ -9,6 +9,7 @@ from langgraph.runtime import Runtime
 from ..context import Deps
 from ..state import State
 from .evidence import relevance_scores
+from .quality import text_key
 
 log = logging.getLogger(__name__)
 
@@ -40,10 +41,13 @@ def retrieve_candidates(state: State, runtime: Runtime[Deps]) -> dict:
     config = state["retrieval_config"]
     attempts = state.get("retrieval_attempts", 0) + 1
     rewrites = state.get("query_rewrites") or []
+    query, mode = rewrites[-1] if rewrites else state["retrieval_query"], state["retrieval_strategy"]
+    wanted = max(CANDIDATES, config["top_k"] * 2)
     try:
-        rows = runtime.context.retriever.search(
-            rewrites[-1] if rewrites else state["retrieval_query"], mode=state["retrieval_strategy"],
-            top_k=max(CANDIDATES, config["top_k"] * 2))
+        rows = runtime.context.retriever.search(query, mode=mode, top_k=wanted)
+        copies = _copies(rows)
+        if copies:  # copies of one section (the ranking keeps one) took places: fetch as many more
+            rows = runtime.context.retriever.search(query, mode=mode, top_k=wanted + copies)
     except Exception:
         log.exception("retriever failed for attempt %d", attempts)
         return {"retrieval_attempts": attempts, "errors": [*state.get("errors", []), "retrieval_failed"]}
@@ -56,6 +60,15 @@ def retrieve_candidates(state: State, runtime: Runtime[Deps]) -> dict:
     if rewrites:  # a model fault here is an evidence-check fault (EmbeddingError), not a search fault
         good = _with_earlier(state, good, runtime.context.embedder)
     return {"retrieval_attempts": attempts, "retrieved_chunks": good}
+
+
+def _copies(rows) -> int:
+    """How many rows repeat the text of a row before them (npm's docs repeat a config option's
+    section on every command page that takes it: of 30 candidates, as few as 11 were distinct)."""
+    if not isinstance(rows, list):
+        return 0
+    texts = [text_key(row) for row in rows if isinstance(row, dict) and isinstance(row.get("body"), str)]
+    return len(texts) - len(set(texts))
 
 
 def _with_earlier(state: State, rows: list, embedder) -> list[dict]:
