@@ -20,11 +20,12 @@ from .ingest import own_heading
 from .nodes.evidence import best_matches, by_relevance, holds_role, query_weights, role_asked, standing
 from .nodes.quality import SAME_TOPIC
 from .nodes.query import split_follow_up
-from .text import (LIST_ITEM, STOPWORDS, lead_ins, link_labels, lists, sentences, table_sentences, term_set, terms,
-                   terms_held, weighted_coverage, without_emphasis, words)
+from .text import (FENCE, LIST_ITEM, STOPWORDS, code_of, is_code, lead_ins, link_labels, lists, sentences, table_sentences,
+                   term_set, terms, terms_held, weighted_coverage, without_emphasis, words)
 
 MAX_SENTENCES = 3
 MAX_ANSWER_CHARS = 600
+MAX_CODE_CHARS = 500  # a command or a snippet answers; a listing longer than most of an answer is the page's to show
 ANSWER_TYPE_BONUS = 0.3  # a sentence of the kind of answer asked for (date, frequency, number)
 PART_EVIDENCE_BONUS = 0.3  # a sentence of the chunk a sub-question's own search ranked first
 TIE = 0.95  # a runner-up scoring this close to the best sentence answers as well as it does
@@ -127,15 +128,38 @@ def _fence(text: str) -> str:
     return re.sub(r"</?\s*(documents?|question)\b", "(tag removed)", text, flags=re.I)
 
 
+_ZERO_WIDTH = re.compile(r"[\u200b-\u200d\u2060\ufeff]")
+
+
+def join_sentences(texts: list[str]) -> str:
+    """An answer's sentences as one text: a space between two, none beside a code block's own lines."""
+    out = ""
+    for text in texts:
+        out += text if not out or out.endswith("\n") or text.startswith("\n") else " " + text
+    return out.strip("\n")
+
+
 def clean_sentence(sentence: str) -> str:
+    """A sentence as the answer shows it: its words without markup. A code block (alone, or
+    after the sentence that leads in to it) is shown as code, line by line, on lines of its own."""
+    lines = sentence.split("\n")
+    fence = next((at for at, line in enumerate(lines) if FENCE.match(line)), len(lines))
+    code = _ZERO_WIDTH.sub("", code_of("\n".join(lines[fence:])))
+    if not code.strip():  # no code block ("```npm ci```" on one line is inline code)
+        return _clean_prose(sentence)
+    lead = "\n".join(lines[:fence]).strip()
+    return (_clean_prose(lead) if lead else "") + f"\n```\n{code}\n```\n"
+
+
+def _clean_prose(sentence: str) -> str:
     text = link_labels(sentence)
     text = re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", text)
     text = re.sub(r"^\[[ xX]\]\s+", "", text)  # a checklist's box ("- [ ] Publish the post")
     text = text.strip().strip("|").replace(" | ", " — ")
     text = re.sub(r"\\([\\`*_{}\[\]()#+.!|-])", r"\1", text)  # markdown's escapes: "\*Note:" is "*Note:"
-    text = re.sub(r"```+[\w+#.-]*", "", text)  # a code block's fences and language: "```bash npm ci ```" is "npm ci"
+    text = re.sub(r"```+[\w+#.-]*", "", text)  # triple backticks inline, language and all: "```bash npm ci ```" is "npm ci"
     text = without_emphasis(text)
-    text = re.sub(r"[\u200b-\u200d\u2060\ufeff]", "", text)  # zero-width characters
+    text = _ZERO_WIDTH.sub("", text)
     text = re.sub(r"\s+", " ", text).strip()
     text = re.sub(r"(?<=[^\W\d_]) : ", ": ", text)  # a definition list's "Term\n: definition"
     # A list item that runs on into the next ("Jury leave, and") ends where it stands.
@@ -264,14 +288,15 @@ class ExtractiveGenerator:
             following = ordered[at + 1][0] if at + 1 < len(ordered) else None
             if text.endswith(":") and not (following and following.rank == candidate.rank
                                            and following.position > candidate.last
-                                           and (following.tabular or LIST_ITEM.match(following.text))):
+                                           and (following.tabular or LIST_ITEM.match(following.text)
+                                                or is_code(following.text))):
                 # a lead-in whose long list is not shown ("…11 public holidays in 2025:") is a statement
                 text = text[:-1] + "."
             if (several or candidate.titled) and label and subject != previous:  # once per run of sentences
                 text = f"{subject}: {text}"
             previous = subject
             out.append({"text": text, "chunk_ids": [candidate.chunk_id]})
-        return {"answer": " ".join(s["text"] for s in out), "sentences": out}
+        return {"answer": join_sentences([s["text"] for s in out]), "sentences": out}
 
     def _late_interaction(self, question: str, pool: list[_Candidate], context: list[dict]) -> list[float]:
         """Each sentence's mean, over the question's tokens, of the best cosine to one of its own
@@ -376,15 +401,23 @@ class ExtractiveGenerator:
             parts, tables = sentences(chunk["body"]), table_sentences(chunk["body"])
             led = lead_ins(chunk["body"])
             for position, sentence in enumerate(parts):
-                if _PLACEHOLDER.search(sentence) or _FORM_FIELD.match(sentence):
-                    continue
+                if not is_code(sentence) and (_PLACEHOLDER.search(sentence) or _FORM_FIELD.match(sentence)):
+                    continue  # a command's "<pkg>" is a parameter, no form's blank
                 lead = led.get(sentence, "") if sentence not in tables else ""  # a row names its columns
                 last, tabular = position, sentence in tables
                 if sentence.endswith(":") or sentence in lists(chunk["body"]):
                     sentence, last = with_list(sentence, lists(chunk["body"]).get(sentence, ()), parts, position, asked)
-                sentence = _TEMPLATE_TAG.sub(" ", sentence).strip()
-                if len(words(sentence)) < 3 or _is_heading(sentence, heading):
-                    continue
+                if is_code(sentence):
+                    if not shown_code(sentence):
+                        continue
+                elif sentence.endswith(":") and position + 1 < len(parts) and shown_code(parts[position + 1]):
+                    # "Adding it to your ~/.zshrc will make the completions available everywhere:"
+                    # holds the commands it leads in to, as a lead-in holds its list.
+                    sentence, last = f"{_TEMPLATE_TAG.sub(' ', sentence).strip()}\n{parts[position + 1]}", position + 1
+                else:
+                    sentence = _TEMPLATE_TAG.sub(" ", sentence).strip()
+                    if len(words(sentence)) < 3 or _is_heading(sentence, heading):
+                        continue
                 if gazetteer is not None:
                     sentence = name_the_subject(sentence, chunk, gazetteer)
                     if role and not (names_someone(sentence, gazetteer, asked) and holds_role(sentence, role)):
@@ -414,6 +447,9 @@ class ExtractiveGenerator:
               others: bool, asked: set[str], procedure: bool = False) -> list[_Candidate]:
         # An example ("For example: you went on FMLA for 4 weeks…") illustrates a rule; it is not one.
         best = next((c for c in pool if not _EXAMPLE.match(c.text)), pool[0])
+        if is_code(best.text):  # a command comes with the sentence that leads in to it, if one does
+            best = next((c for c in candidates if c.rank == best.rank and c.last == best.position
+                         and c.position == best.position - 1), best)
         picked, covered = [best], set(best.terms)
         total = sum(weights.values()) or 1.0
         # The next sentence of the same passage often finishes the thought.
@@ -476,10 +512,11 @@ class ExtractiveGenerator:
         # question has the better claim to the room.
         before = next((c for c in candidates if c.rank == best.rank and c.position == best.position - 1
                        and not c.overlaps(best)), None)  # a lead-in that holds its list holds the best already
-        if (_LEANS_BACK.match(best.text) and before is not None and before not in picked and not best.tabular
-                and not before.text.rstrip().endswith(":")):
+        if (before is not None and before not in picked and not best.tabular
+                and (_LEANS_BACK.match(best.text) and not before.text.rstrip().endswith(":") or is_code(best.text))):
             # "However, term appointments need to be renewed" says nothing without the sentence
-            # it answers: that one comes right after the best, ahead of every other.
+            # it answers, nor a command without the one that says what it does: that one comes
+            # right after the best, ahead of every other.
             picked.insert(1, before)
             return picked[:MAX_SENTENCES]
         own = {t: w for t, w in weights.items() if t in asked}
@@ -491,6 +528,11 @@ class ExtractiveGenerator:
         return picked
 
 
+def shown_code(sentence: str) -> bool:
+    """A code block short enough to answer with: a command or a snippet, not a listing."""
+    return is_code(sentence) and len(code_of(sentence)) <= MAX_CODE_CHARS
+
+
 def _at(candidates: list[_Candidate], rank: int, position: int) -> _Candidate | None:
     """The candidate sentence at a position of a chunk, if it is one."""
     return next((c for c in candidates if c.rank == rank and c.position == position), None)
@@ -499,7 +541,7 @@ def _at(candidates: list[_Candidate], rank: int, position: int) -> _Candidate | 
 def _prose(candidate: _Candidate) -> bool:
     """A sentence of running text: no list item, lead-in with its list, or table row."""
     return not (candidate.tabular or candidate.lead_in or candidate.last != candidate.position
-                or LIST_ITEM.match(candidate.text) or candidate.text.rstrip().endswith(":"))
+                or LIST_ITEM.match(candidate.text) or candidate.text.rstrip().endswith(":") or is_code(candidate.text))
 
 
 LIST_CHARS = 300  # a lead-in's list this short is answered whole ("…on a variety of topics: grief; stress; …")

@@ -21,7 +21,7 @@ from typing import Callable
 import yaml
 
 from .loaders import SUFFIXES, UnreadableFile, is_sidecar, page_name, read_markdown
-from .text import MD_LINK, indent, item_lines, link_labels, without_emphasis
+from .text import FENCE, MD_LINK, SPLITTER_VERSION, indent, item_lines, link_labels, paragraphs, without_emphasis
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,6 @@ HEADER_SEP = " › "
 # syntax, as docs sites write it); the converters in loaders.py use it for HTML ids and PDF pages.
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)(?:\s+\{#([^}\s]+)\})?\s*#*\s*$")
 _DOCUMENT_SUFFIX = re.compile("(" + "|".join(re.escape(suffix) for suffix in SUFFIXES) + ")$", re.I)
-_FENCE = re.compile(r"^\s*(```|~~~)")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 
 # Template shortcodes (11ty / Nunjucks / Liquid) as a docs site's source holds them. A reader sees
@@ -424,7 +423,7 @@ def drop_internal_sections(body: str) -> str:
     """Remove every section whose heading carries the internal mark, with its subsections."""
     kept, internal_level, in_fence = [], 0, False
     for line in body.splitlines():
-        if _FENCE.match(line):
+        if FENCE.match(line):
             in_fence = not in_fence
         heading = None if in_fence else _HEADING.match(line)
         if heading:
@@ -510,7 +509,7 @@ def _sections(document: Document) -> list[_Section]:
     seen_anchors: dict[str, int] = {}
     in_fence = False
     for line in document.body.splitlines():
-        if _FENCE.match(line):
+        if FENCE.match(line):
             in_fence = not in_fence
         heading = None if in_fence else _HEADING.match(line)
         if heading is None:
@@ -528,23 +527,6 @@ def _sections(document: Document) -> list[_Section]:
     return sections
 
 
-def _paragraphs(lines: list[str]) -> list[str]:
-    """Blank-line separated blocks; a fenced code block stays whole."""
-    blocks, current, in_fence = [], [], False
-    for line in lines:
-        if _FENCE.match(line):
-            in_fence = not in_fence
-        if not line.strip() and not in_fence:
-            if current:
-                blocks.append("\n".join(current).strip())
-                current = []
-            continue
-        current.append(line)
-    if current:
-        blocks.append("\n".join(current).strip())
-    return [block for block in blocks if block]
-
-
 def _split_long(block: str, limit: int) -> list[str]:
     """A block longer than the limit is cut between list items or table rows (a table's header
     rows are repeated in every piece so each piece still says what its columns are), or a
@@ -555,7 +537,7 @@ def _split_long(block: str, limit: int) -> list[str]:
     lines = block.splitlines()
     header = lines[:2] if len(lines) > 2 and re.fullmatch(r"[|:\-\s]+", lines[1]) else []
     pieces, joiner = lines[len(header):], "\n"
-    if not _FENCE.match(lines[0]):  # code may be cut at any line
+    if not FENCE.match(lines[0]):  # code may be cut at any line
         pieces = ["\n".join(item) for item in item_lines(pieces)]
         if len(pieces) == 1 and not header:
             pieces, joiner = re.split(r"(?<=[.!?])\s+", pieces[0]), " "
@@ -573,10 +555,10 @@ def _split_long(block: str, limit: int) -> list[str]:
     return out
 
 
-def _windows(paragraphs: list[str], limit: int) -> list[str]:
+def _windows(blocks: list[str], limit: int) -> list[str]:
     """Pack paragraphs into chunks up to `limit`; each new chunk repeats the previous paragraph
     when it is short, so a sentence that leans on its predecessor keeps its context."""
-    blocks = [piece for paragraph in paragraphs for piece in _split_long(paragraph, limit)]
+    blocks = [piece for block in blocks for piece in _split_long(block, limit)]
     chunks: list[list[str]] = []
     for block in blocks:
         if chunks and sum(len(b) + 2 for b in chunks[-1]) + len(block) <= limit:
@@ -600,7 +582,7 @@ def chunk_document(document: Document, limit: int = MAX_CHUNK_CHARS) -> list[Chu
         if document.keywords:  # searched and embedded with every chunk; never quoted in an answer
             header += f"\n({', '.join(document.keywords)})"
         slug = section.slug or "intro"
-        for n, body in enumerate(_windows(_paragraphs(section.lines), limit)):
+        for n, body in enumerate(_windows([p.strip() for p in paragraphs("\n".join(section.lines)) if p.strip()], limit)):
             text = f"{header}\n\n{body}"
             chunk = Chunk(
                 chunk_id=f"{document.source_id}::{slug}::{n}",
@@ -620,6 +602,7 @@ def chunk_document(document: Document, limit: int = MAX_CHUNK_CHARS) -> list[Chu
                 path=document.path,
                 audience=document.audience,
             )
-            chunk.content_hash = hashlib.sha256(repr(sorted(chunk.row().items())).encode()).hexdigest()
+            # The index stores a vector per sentence: a new way of cutting sentences re-embeds.
+            chunk.content_hash = hashlib.sha256(repr((SPLITTER_VERSION, sorted(chunk.row().items()))).encode()).hexdigest()
             chunks.append(chunk)
     return chunks

@@ -245,9 +245,9 @@ def lists(text: str) -> dict[str, tuple[str, ...]]:
     """Each lead-in sentence ending in ":" (as `sentences` gives it) -> every item of the list
     right after it, short ones too ("- Grief"), which `sentences` leaves out."""
     out, previous = {}, ""
-    for block in re.split(r"\n\s*\n", text):
+    for block, code in _blocks(text):
         lines = block.splitlines()
-        if lines and any(item_starts(lines)):
+        if lines and not code and any(item_starts(lines)):
             table = _table_lines(lines)
             items = _table_sentences(table) if len(table) >= 2 else _items(lines)  # a table's rows, not its rule
             if LIST_ITEM.match(lines[0]):
@@ -293,15 +293,77 @@ def lead_ins(text: str) -> dict[str, str]:
 @lru_cache(maxsize=4096)
 def table_sentences(text: str) -> frozenset[str]:
     """The sentences `sentences` makes of the text's tables: rows, or the cells of wide rows."""
-    tables = (_table_lines(block.splitlines()) for block in re.split(r"\n\s*\n", text))
+    tables = (_table_lines(block.splitlines()) for block, code in _blocks(text) if not code)
     return frozenset(sentence for table in tables if len(table) >= 2 for sentence in _table_sentences(table))
+
+
+FENCE = re.compile(r"^\s*(```|~~~)")
+SPLITTER_VERSION = 2  # bump when `sentences` cuts a text differently: the index stores each sentence's vector
+
+
+def paragraphs(text: str) -> list[str]:
+    """Blank-line separated blocks; a fenced code block stays whole, blank lines and all."""
+    blocks, current, in_fence = [], [], False
+    for line in text.splitlines():
+        if FENCE.match(line):
+            in_fence = not in_fence
+        if not line.strip() and not in_fence:
+            if current:
+                blocks.append("\n".join(current))
+                current = []
+            continue
+        current.append(line)
+    if current:
+        blocks.append("\n".join(current))
+    return blocks
+
+
+def _blocks(text: str) -> list[tuple[str, bool]]:
+    """Paragraphs, with each fenced code block apart from the text it follows without a blank
+    line ("Run:\n```\nnpm ci\n```"): (block, is code). A fence left open (a chunk cut inside
+    the code) runs to the end."""
+    out = []
+    for block in paragraphs(text):
+        current, in_fence = [], False
+        for line in block.splitlines():
+            opens = FENCE.match(line) and not in_fence
+            if opens and current:
+                out.append(("\n".join(current), False))
+                current = []
+            current.append(line)
+            if FENCE.match(line):
+                in_fence = not in_fence
+                if not in_fence:  # closed
+                    out.append(("\n".join(current), True))
+                    current = []
+        if current:
+            out.append(("\n".join(current), in_fence))
+    return out
+
+
+def code_of(block: str) -> str:
+    """A fenced code block's code: its lines without the fences and the language tag, and
+    without the indentation they share."""
+    lines = [line for line in block.strip("\n").splitlines() if not FENCE.match(line)]
+    shared = min((indent(line) for line in lines if line.strip()), default=0)
+    return "\n".join(line[shared:].rstrip() for line in lines).strip("\n")
+
+
+def is_code(sentence: str) -> bool:
+    """A fenced code block, which `sentences` gives as one sentence with its lines as written."""
+    return bool(FENCE.match(sentence))
 
 
 @lru_cache(maxsize=4096)
 def sentences(text: str) -> tuple[str, ...]:
-    """Sentences of a markdown body; list items and table rows count as sentences of their own."""
+    """Sentences of a markdown body; list items and table rows count as sentences of their own,
+    and so does a fenced code block, whose lines stay lines (a command is not prose)."""
     out = []
-    for block in re.split(r"\n\s*\n", text):
+    for block, code in _blocks(text):
+        if code:
+            if words(code_of(block)):  # not an empty fence
+                out.append(block.strip())
+            continue
         lines = block.splitlines()
         table = _table_lines(lines)
         if len(table) >= 2:
@@ -313,4 +375,7 @@ def sentences(text: str) -> tuple[str, ...]:
             out.extend(_items(lines))
             continue
         out.extend(part.strip() for part in _SENTENCE_END.split(" ".join(l.strip() for l in lines)))
-    return tuple(s for s in out if len(words(s)) >= 3 and not re.fullmatch(r"[|\s:-]+", s))
+    # A line of one or two words says nothing, unless it leads in to a code block ("Grant access:").
+    return tuple(s for at, s in enumerate(out)
+                 if is_code(s) or len(words(s)) >= 3 and not re.fullmatch(r"[|\s:-]+", s)
+                 or words(s) and s.endswith(":") and at + 1 < len(out) and is_code(out[at + 1]))

@@ -443,7 +443,7 @@ def test_an_answer_reads_without_markdown_escapes_run_on_list_commas_or_invisibl
     assert clean_sentence("Call \u200b\u200b1-800-222-0364 to enroll") == "Call 1-800-222-0364 to enroll."
     # npm's docs: "…a hidden lockfile present in `node_modules/.package-lock.json`" was answered with
     # "nodemodules": an underscore inside a word is text, not emphasis
-    # npm's docs: a code block answered "bash npm completion >> ~/.zshrc"; its language is no word of it
+    # triple backticks on one line are inline code; the language is no word of it
     assert clean_sentence("```bash npm completion >> ~/.zshrc ```") == "npm completion >> ~/.zshrc."
     assert clean_sentence("_Note:_ a lockfile in `node_modules/.package-lock.json`; mail first_last@gsa.gov") == (
         "Note: a lockfile in node_modules/.package-lock.json; mail first_last@gsa.gov.")
@@ -454,6 +454,57 @@ def test_an_answer_reads_without_markdown_escapes_run_on_list_commas_or_invisibl
                      "- Jury leave, and\n- Bereavement.")
     assert compose("what do I bill to #670?", [holidays])["answer"] == (
         "Bill these to #670, including: Federal holidays; Vacations; Jury leave; Bereavement.")
+
+
+COMPLETION = ("Enables tab-completion in all npm commands.\n\n"
+              "The synopsis above loads the completions into your current shell.\n"
+              "Adding it to your ~/.bashrc or ~/.zshrc will make the completions available everywhere:\n\n"
+              "```bash\nnpm completion >> ~/.bashrc\n\nnpm completion >> ~/.zshrc\n```\n\n"
+              "You may of course also pipe the output of `npm completion` to a file.")
+
+
+def test_a_code_block_is_one_sentence_whose_lines_stay_lines():
+    """npm's docs: the two commands of a code block were cut and joined as prose ("bash npm
+    completion >> ~/.bashrc npm completion >> ~/.zshrc."), one command a user could not copy. A
+    fenced block is one sentence, blank lines and all, even right after a line of text; what looks
+    like a list or a table inside it is code."""
+    from rag_graph.text import lists, sentences, table_sentences
+
+    assert sentences(COMPLETION)[3] == "```bash\nnpm completion >> ~/.bashrc\n\nnpm completion >> ~/.zshrc\n```"
+    config = "Add this to the file:\n```yaml\n- name: ci\n| not | a table |\n|---|---|\n```\nThen save it."
+    assert sentences(config) == ("Add this to the file:", "```yaml\n- name: ci\n| not | a table |\n|---|---|\n```",
+                                 "Then save it.")
+    assert not lists(config) and not table_sentences(config)
+    # a lead-in too short to be a sentence of its own still leads in to its command
+    assert sentences("* Grant access:\n\n```bash\nnpm access grant <org:team>\n```\n\nSee also:") == (
+        "* Grant access:", "```bash\nnpm access grant <org:team>\n```")
+
+
+def test_a_command_is_answered_as_code_after_the_sentence_that_leads_in_to_it():
+    """The answer shows the commands on lines of their own, in a code block, after the sentence
+    that says what they do; both Slack and Teams render a fenced block. The lead-in holds the
+    block it leads in to (as it holds a list), and a code block that answers brings the sentence
+    before it. A listing too long to answer with is left to the page."""
+    from rag_graph.generation import join_sentences
+
+    completion = chunk("npm-completion::description::0", COMPLETION, title="npm-completion", section="Description")
+    answer = compose("how do I make npm completions available everywhere in zsh by adding them to ~/.zshrc?",
+                     [completion])["answer"]
+    assert ("Adding it to your ~/.bashrc or ~/.zshrc will make the completions available everywhere:\n"
+            "```\nnpm completion >> ~/.bashrc\n\nnpm completion >> ~/.zshrc\n```") in answer, answer
+    assert "bash npm" not in answer and "~/.zshrc." not in answer, answer
+    ci = chunk("npm-ci::description::0", "It installs exactly what the lockfile says.\n\n```\nnpm ci --omit=dev\n```",
+               title="npm-ci", section="Description")
+    answer = compose("which flag leaves out dev dependencies with npm ci --omit=dev?", [ci])["answer"]
+    assert answer.startswith("It installs exactly what the lockfile says.\n```\nnpm ci --omit=dev\n```"), answer
+    listing = chunk("npm-ci::example::0", "The lockfile looks like this:\n\n```json\n"
+                    + "\n".join(f'  "dep{n}": "^1.{n}.0",' for n in range(40)) + "\n```", title="npm-ci", section="Example")
+    assert "dep39" not in compose("what does the lockfile look like with dep39?", [listing])["answer"]
+    access = chunk("orgs::teams::0", "* Grant access:\n\n```bash\nnpm access grant <read-only|read-write> <org:team>\n```",
+                   title="Orgs", section="Teams")
+    assert compose("how do I grant a team read-write access?", [access])["answer"] == (
+        "Grant access:\n```\nnpm access grant <read-only|read-write> <org:team>\n```")
+    assert join_sentences(["Run:", "\n```\nnpm ci\n```\n", "Then test."]) == "Run:\n```\nnpm ci\n```\nThen test."
 
 
 def test_a_sentence_two_sections_repeat_is_said_once(embedder):

@@ -59,9 +59,23 @@ def _message(text: str, cited: list[ClientCitation] | None = None, ai: bool = Tr
     return activity
 
 
+def _marked(reply: Reply) -> str:
+    """The answer with each sentence's markers after it. A code block stands on lines of its own
+    (its sentence comes with them): its closing fence must end its line, so its markers go on the
+    next line, unless the sentence that leads in to it has marked the same sources already."""
+    pieces, before = [], None
+    for s in reply.sentences:
+        if s.text.endswith("\n"):
+            pieces.append(escape(s.text) + ("" if s.sources == before else _markers(s.sources)))
+        else:
+            pieces.append(f"{escape(s.text)} {_markers(s.sources)}".rstrip())
+        before = s.sources
+    return " ".join(pieces).strip()
+
+
 def render(reply: Reply) -> Activity:
     if reply.status == "answered":
-        answer = " ".join(f"{escape(s.text)} {_markers(s.sources)}".rstrip() for s in reply.sentences)
+        answer = _marked(reply)
         if reply.note:
             answer += f"\n\nℹ️ {escape(reply.note)}"
         return _message(answer, citations(reply))

@@ -32,6 +32,21 @@ def test_mention_shows_a_thread_status_then_posts_one_threaded_answer_with_a_cli
     print(f"\nevent -> status {status.time - posted:.3f} s, event -> answer {answer.time - posted:.3f} s")
 
 
+INCIDENT = "how do I post a status update during an incident?"
+
+
+def test_a_command_is_shown_as_a_code_block_with_its_lines(bot, fake):
+    """The on-call page's commands come as Slack shows code: a fenced block, one command a line
+    (before, the lines ran together as prose and no command could be copied)."""
+    bot.mention(INCIDENT, ts="1700000100.000300")
+    [answer] = answers(fake)
+    shown = mrkdwn_of(answer)
+    assert ("\n```\n# open a new incident (creates #inc-&lt;date&gt;-&lt;slug&gt; and pages the commander for SEV1)\n"
+            "relayctl incident open --sev 1") in shown, shown
+    assert '\nrelayctl incident update --status investigating --message "Rolling back release 7.4.2"\n' in shown
+    assert shown.count("```") == 2 and "bash" not in shown
+
+
 def test_follow_up_without_mention_is_answered_with_the_thread_as_context(bot, fake):
     root = "1700000100.000100"
     bot.mention(QUESTION, ts=root)

@@ -66,6 +66,19 @@ def test_unanswerable_question_says_i_dont_know_with_the_gap_the_closest_section
             "(https://handbook.orrinfold.example/2025#working-from-another-country)") in reply.text
 
 
+def test_a_command_is_shown_as_a_code_block_whose_fences_stand_alone(teams, connector):
+    """Teams renders a fenced block only when its fences stand on lines of their own. The block
+    comes with the sentence that leads in to it, whose marker covers both: a second "[1]" on a line
+    of its own under the block would read as a stray line."""
+    teams.say("how do I post a status update during an incident?")
+    [reply] = connector.wait_for("message")
+    lines = reply.text.splitlines()
+    assert 'relayctl incident update --status investigating --message "Rolling back release 7.4.2"' in lines, reply.text
+    assert [line for line in lines if line.startswith("```")] == ["```", "```"], reply.text
+    assert lines[0].rstrip().endswith("[1]") and lines[-1] == "```"
+    assert ai_entity(reply)["citation"][0]["appearance"]["name"] .endswith("› Running an incident")
+
+
 def test_the_same_activity_delivered_twice_is_answered_once(teams, connector):
     activity = teams.activity(QUESTION)
     assert teams.post(activity)[0] == 202
