@@ -42,6 +42,7 @@ HEADER_SEP = " › "
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)(?:\s+\{#([^}\s]+)\})?\s*#*\s*$")
 _DOCUMENT_SUFFIX = re.compile("(" + "|".join(re.escape(suffix) for suffix in SUFFIXES) + ")$", re.I)
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_OPENING_FENCE = re.compile(r"\s*(`{3,}|~{3,})")  # its run of backticks or tildes closes it
 
 # Template shortcodes (11ty / Nunjucks / Liquid) as a docs site's source holds them. A reader sees
 # what they render, never the tag: a `{% raw %}` block shows its content literally, a comment
@@ -531,27 +532,33 @@ def _split_long(block: str, limit: int) -> list[str]:
     """A block longer than the limit is cut between list items or table rows (a table's header
     rows are repeated in every piece so each piece still says what its columns are), or a
     paragraph between sentences. A line wrapped onto the next (hard-wrapped Markdown) stays with
-    its item: a chunk that opens mid-sentence ("last day.") answers with a fragment."""
+    its item: a chunk that opens mid-sentence ("last day.") answers with a fragment. Code is cut
+    at any line, and each piece is fenced as the whole block was: a piece that opened with the
+    closing fence of the one before would read its prose as code and its code as prose."""
     if len(block) <= limit:
         return [block]
     lines = block.splitlines()
     header = lines[:2] if len(lines) > 2 and re.fullmatch(r"[|:\-\s]+", lines[1]) else []
+    footer, fence = [], _OPENING_FENCE.match(lines[0])
     pieces, joiner = lines[len(header):], "\n"
-    if not FENCE.match(lines[0]):  # code may be cut at any line
+    if fence:
+        closed = len(lines) > 1 and lines[-1].strip().startswith(fence.group(1))
+        header, footer, pieces = [lines[0]], [fence.group(1)], lines[1:-1] if closed else lines[1:]
+    else:
         pieces = ["\n".join(item) for item in item_lines(pieces)]
         if len(pieces) == 1 and not header:
             pieces, joiner = re.split(r"(?<=[.!?])\s+", pieces[0]), " "
     out, current = [], []
     for piece in pieces:
-        if current and len(joiner.join(header + current + [piece])) > limit:
+        if current and len(joiner.join(header + current + [piece] + footer)) > limit:
             # An item that introduces the items indented below it ("- **External Detail -
             # #1280:**") goes with them: at the end of a piece it would introduce nothing.
-            carried = [current.pop()] if len(current) > 1 and indent(piece) > indent(current[-1]) else []
-            out.append(joiner.join(header + current))
+            carried = [current.pop()] if not fence and len(current) > 1 and indent(piece) > indent(current[-1]) else []
+            out.append(joiner.join(header + current + footer))
             current = carried
         current.append(piece)
     if current:
-        out.append(joiner.join(header + current))
+        out.append(joiner.join(header + current + footer))
     return out
 
 

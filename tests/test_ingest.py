@@ -119,6 +119,23 @@ def test_a_list_item_that_introduces_nested_items_never_ends_a_chunk_without_the
     assert all(len(c.body) <= 700 for c in chunks)
 
 
+def test_a_code_block_cut_across_chunks_is_fenced_in_each():
+    # Node.js's rebase guide: a 30-line listing was cut at a line, and the next chunk opened with
+    # the listing's tail and its closing fence; read from there, its prose was code and its code prose.
+    from rag_graph.text import is_code, sentences
+
+    listing = "\n".join(f"pick {i:07x} crypto: add feature {i} with its tests and its docs" for i in range(30))
+    body = f"# Guide\n\n## Rebase\n\n````text\n{listing}\n# note the ``` in here\n````\n\nSave the file and close the editor.\n"
+    chunks = chunk_document(parse_document(body, "guide.md"))
+    assert len(chunks) > 2
+    for chunk in chunks:
+        fences = [line for line in chunk.body.splitlines() if line.startswith("````")]
+        assert fences in (["````text", "````"], []) and len(fences) % 2 == 0, chunk.body
+    assert "".join(c.body for c in chunks).count("pick ") == 30
+    assert sentences(chunks[-1].body)[-1] == "Save the file and close the editor."
+    assert all(is_code(s) for c in chunks[:-1] for s in sentences(c.body))
+
+
 def test_headings_inside_code_blocks_are_not_sections():
     doc = parse_document("# Ops\n\n## Run\n\n```bash\n# restart the thing\nsystemctl restart x\n```\n", "ops.md")
     chunks = chunk_document(doc)
