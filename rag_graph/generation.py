@@ -129,6 +129,9 @@ def _fence(text: str) -> str:
 
 
 _ZERO_WIDTH = re.compile(r"[\u200b-\u200d\u2060\ufeff]")
+# A code span keeps its backticks (a command or a path reads as code in Slack and Teams); the rest
+# loses its emphasis marks. A lone backtick is no span.
+_CODE_SPAN = re.compile(r"(`[^`\n]+`)|[^`]+|`")
 
 
 def join_sentences(texts: list[str]) -> str:
@@ -158,7 +161,7 @@ def _clean_prose(sentence: str) -> str:
     text = text.strip().strip("|").replace(" | ", " — ")
     text = re.sub(r"\\([\\`*_{}\[\]()#+.!|-])", r"\1", text)  # markdown's escapes: "\*Note:" is "*Note:"
     text = re.sub(r"```+[\w+#.-]*", "", text)  # triple backticks inline, language and all: "```bash npm ci ```" is "npm ci"
-    text = without_emphasis(text)
+    text = _CODE_SPAN.sub(lambda m: m.group(1) or without_emphasis(m.group(0)), text)
     text = _ZERO_WIDTH.sub("", text)
     text = re.sub(r"\s+", " ", text).strip()
     text = re.sub(r"(?<=[^\W\d_]) : ", ": ", text)  # a definition list's "Term\n: definition"

@@ -446,7 +446,9 @@ def test_an_answer_reads_without_markdown_escapes_run_on_list_commas_or_invisibl
     # triple backticks on one line are inline code; the language is no word of it
     assert clean_sentence("```bash npm completion >> ~/.zshrc ```") == "npm completion >> ~/.zshrc."
     assert clean_sentence("_Note:_ a lockfile in `node_modules/.package-lock.json`; mail first_last@gsa.gov") == (
-        "Note: a lockfile in node_modules/.package-lock.json; mail first_last@gsa.gov.")
+        "Note: a lockfile in `node_modules/.package-lock.json`; mail first_last@gsa.gov.")
+    # a code span stays code (Slack and Teams show it so); emphasis around it goes, and a lone backtick
+    assert clean_sentence("**Run `npm ci --omit=dev`** in CI, not npm install`") == "Run `npm ci --omit=dev` in CI, not npm install."
     # a checklist's box (Node.js's security release steps: "* [ ] 1\. **Publish Pre-Release Blog Post:**")
     assert clean_sentence("* [ ] 1\\. **Publish the pre-release blog post**") == "1. Publish the pre-release blog post."
     assert clean_sentence("- [x] Tell the release team") == "Tell the release team."
