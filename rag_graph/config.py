@@ -56,6 +56,13 @@ def _link_template(value: str) -> str:
     return value
 
 
+def _host_names(value: tuple[str, ...]) -> tuple[str, ...]:
+    for host in value:
+        if not re.fullmatch(r"(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z][a-z0-9-]*[a-z0-9]", host.lower()):
+            raise ValueError("must be host names separated by commas, like docs.example.com")
+    return tuple(host.lower() for host in value)
+
+
 def _json_object(value: Any) -> Any:
     if isinstance(value, str):
         try:
@@ -74,6 +81,7 @@ def _redis_url(value: str) -> str:
 
 
 CommaList = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_comma_list)]
+HostNames = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_comma_list), AfterValidator(_host_names)]
 HttpUrl = Annotated[str, AfterValidator(_http_url)]
 LinkTemplate = Annotated[str, AfterValidator(_link_template)]
 StorageOptions = Annotated[dict[str, str], NoDecode, BeforeValidator(_json_object)]
@@ -110,6 +118,9 @@ class Settings(BaseSettings):
     gap_retention_days: int = env("CITEBOT_GAP_RETENTION_DAYS", 90, ge=1)
     gap_salt: str | None = env("CITEBOT_GAP_SALT", None, repr=False)  # None = generated beside the log
     source_url: LinkTemplate | None = env("CITEBOT_SOURCE_URL", None)  # links for documents without a `url`
+    # Hosts (and their subdomains) whose addresses an answer may show although no cited document
+    # lives there: the company's own sites. Any other bare URL in a document shows as "[link removed]".
+    link_hosts: HostNames = env("CITEBOT_LINK_HOSTS", ())
     # Teams is served when asked for or when the Agents SDK has a client id (its own setting).
     teams: bool = env("CITEBOT_TEAMS", False)
     teams_client_id: str | None = env("CONNECTIONS__SERVICE_CONNECTION__SETTINGS__CLIENTID", None)

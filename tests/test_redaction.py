@@ -232,6 +232,15 @@ def test_clean_for_user_limits_links_to_cited_hosts():
     assert "https://intranet.acme.example/page#a" in cleaned and "the form" in cleaned
 
 
+def test_trusted_hosts_and_their_subdomains_may_be_quoted_and_no_lookalike():
+    text = ("Register at https://transitapp.ost.dot.gov, see https://dot.gov/x, not https://dot.gov.evil.example/q "
+            "nor https://notdot.gov/q nor https://dot.gov@evil.example/q.")
+    cleaned = clean_for_user(text, [], ("dot.gov",))
+    assert "https://transitapp.ost.dot.gov," in cleaned and "https://dot.gov/x," in cleaned
+    assert "evil.example" not in cleaned and "notdot" not in cleaned and cleaned.count("[link removed]") == 3
+    assert "dot.gov" not in clean_for_user(text, [])  # nothing trusted unless configured
+
+
 def test_a_link_ends_before_the_punctuation_of_its_sentence():
     """18F's transit steps read "Go to https://transitapp.ost.dot.gov; Login to your account": the
     ";" was taken as part of the address and removed with it, so the steps ran together."""

@@ -39,6 +39,7 @@ GOOD = {
     "CITEBOT_GAP_SALT": ("pepper", "gap_salt", "pepper"),
     "CITEBOT_SOURCE_URL": ("https://github.com/acme/handbook/blob/main/{path}", "source_url",
                            "https://github.com/acme/handbook/blob/main/{path}"),
+    "CITEBOT_LINK_HOSTS": (" intranet.example.com, Example.org ,", "link_hosts", ("intranet.example.com", "example.org")),
     "CITEBOT_TEAMS": ("1", "teams", True),
     "TEAMS_PORT": ("3979", "teams_port", 3979),
     "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__CLIENTID": ("app-id", "teams_client_id", "app-id"),
@@ -63,6 +64,7 @@ BAD = {
     "SLACK_API_URL": ("slack.example", "must be an http(s) URL"),
     "TEAMS_PORT": ("x", "must be an integer"),
     "CITEBOT_SOURCE_URL": ("handbook/{path}", "must be an http(s) URL containing {path} or {slug}"),
+    "CITEBOT_LINK_HOSTS": ("https://intranet.example.com/wiki", "must be host names separated by commas, like docs.example.com"),
     "CITEBOT_TEAMS": ("perhaps", "must be true or false"),
     "CITEBOT_POLL_SECONDS": ("soon", "must be a number"),
 }

@@ -24,7 +24,8 @@ GENERIC_FAILURE = "Something went wrong while I was looking this up. Please try 
 
 
 def final_output(state: State, status: str, answer: str, citations=(), confidence: float = 0.0,
-                 knowledge_gap: str | None = None, closest: Citation | None = None) -> FinalOutput:
+                 knowledge_gap: str | None = None, closest: Citation | None = None,
+                 trusted: tuple[str, ...] = ()) -> FinalOutput:
     urls = [c["url"] for c in citations]
 
     def cleaned(c: Citation, allowed: list[str]) -> Citation:
@@ -32,7 +33,7 @@ def final_output(state: State, status: str, answer: str, citations=(), confidenc
         return {**c, "title": clean_for_user(c["title"], allowed), "section": clean_for_user(c["section"], allowed)}
     return {
         "status": status,
-        "answer": clean_for_user(answer, urls),
+        "answer": clean_for_user(answer, urls, trusted),
         "citations": [cleaned(c, urls) for c in citations],
         "confidence": round(confidence, 2),
         "retrieval_attempts": state.get("retrieval_attempts", 0),
@@ -77,7 +78,8 @@ def finalize_answer(state: State, runtime: Runtime[Deps]) -> dict:
     notes = [note for note in (_reading(state), _conflict_note(state, cited)) if note]
     joined = ". ".join([*notes[:1], *(note[0].upper() + note[1:] for note in notes[1:])])
     answer = state["draft_answer"]["answer"] + (f" (Note: {joined})" if notes else "")
-    output = final_output(state, "answered", answer, citations, max(0.0, min(confidence, 0.99)))
+    output = final_output(state, "answered", answer, citations, max(0.0, min(confidence, 0.99)),
+                          trusted=runtime.context.link_hosts)
     return {"confidence": output["confidence"], "final_output": output}
 
 
