@@ -296,7 +296,7 @@ class ExtractiveGenerator:
                 # a lead-in whose long list is not shown ("…11 public holidays in 2025:") is a statement
                 text = text[:-1] + "."
             if (several or candidate.titled) and label and subject != previous:  # once per run of sentences
-                text = f"{subject}: {text}"
+                text = f"{subject}:{text}" if text.startswith("\n") else f"{subject}: {text}"  # code keeps its lines
             previous = subject
             out.append({"text": text, "chunk_ids": [candidate.chunk_id]})
         return {"answer": join_sentences([s["text"] for s in out]), "sentences": out}

@@ -506,6 +506,13 @@ def test_a_command_is_answered_as_code_after_the_sentence_that_leads_in_to_it():
                    title="Orgs", section="Teams")
     assert compose("how do I grant a team read-write access?", [access])["answer"] == (
         "Grant access:\n```\nnpm access grant <read-only|read-write> <org:team>\n```")
+    # a block from one of several documents is labelled with its document on a line of its own
+    pkg = chunk("npm-pkg::description::0", "```bash\nnpm pkg set name=foo\n```", title="npm-pkg", section="Description")
+    private = chunk("package-json::private::0", "If you set private to true in your package.json, then npm will "
+                    "refuse to publish it.", title="package.json", section="private", similarity=0.6)
+    answer = compose("which command sets a value in package.json, like npm pkg set name=foo, and what if I set "
+                     "private to true?", [pkg, private])["answer"]
+    assert answer.startswith("npm-pkg:\n```\nnpm pkg set name=foo\n```\nIf you set private"), answer
     assert join_sentences(["Run:", "\n```\nnpm ci\n```\n", "Then test."]) == "Run:\n```\nnpm ci\n```\nThen test."
 
 
