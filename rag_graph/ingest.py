@@ -42,7 +42,6 @@ HEADER_SEP = " › "
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)(?:\s+\{#([^}\s]+)\})?\s*#*\s*$")
 _DOCUMENT_SUFFIX = re.compile("(" + "|".join(re.escape(suffix) for suffix in SUFFIXES) + ")$", re.I)
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
-_OPENING_FENCE = re.compile(r"\s*(`{3,}|~{3,})")  # its run of backticks or tildes closes it
 
 # Template shortcodes (11ty / Nunjucks / Liquid) as a docs site's source holds them. A reader sees
 # what they render, never the tag: a `{% raw %}` block shows its content literally, a comment
@@ -539,7 +538,7 @@ def _split_long(block: str, limit: int) -> list[str]:
         return [block]
     lines = block.splitlines()
     header = lines[:2] if len(lines) > 2 and re.fullmatch(r"[|:\-\s]+", lines[1]) else []
-    footer, fence = [], _OPENING_FENCE.match(lines[0])
+    footer, fence = [], FENCE.match(lines[0])
     pieces, joiner = lines[len(header):], "\n"
     if fence:
         closed = len(lines) > 1 and lines[-1].strip().startswith(fence.group(1))

@@ -297,7 +297,7 @@ def table_sentences(text: str) -> frozenset[str]:
     return frozenset(sentence for table in tables if len(table) >= 2 for sentence in _table_sentences(table))
 
 
-FENCE = re.compile(r"^\s*(```|~~~)")
+FENCE = re.compile(r"^\s*(`{3,}|~{3,})")  # a code fence, and the run of backticks or tildes that closes it
 SPLITTER_VERSION = 2  # bump when `sentences` cuts a text differently: the index stores each sentence's vector
 
 
