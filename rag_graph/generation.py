@@ -25,7 +25,7 @@ from .text import (FENCE, LIST_ITEM, STOPWORDS, code_of, is_code, lead_ins, link
 
 MAX_SENTENCES = 3
 MAX_ANSWER_CHARS = 600
-MAX_CODE_CHARS = 500  # a command or a snippet answers; a listing longer than most of an answer is the page's to show
+MAX_CODE_CHARS = MAX_ANSWER_CHARS  # a command or a snippet answers; a listing longer than an answer is the page's
 ANSWER_TYPE_BONUS = 0.3  # a sentence of the kind of answer asked for (date, frequency, number)
 PART_EVIDENCE_BONUS = 0.3  # a sentence of the chunk a sub-question's own search ranked first
 TIE = 0.95  # a runner-up scoring this close to the best sentence answers as well as it does
