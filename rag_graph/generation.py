@@ -413,13 +413,13 @@ class ExtractiveGenerator:
                 if is_code(sentence):
                     if not shown_code(sentence):
                         continue
-                elif sentence.endswith(":") and position + 1 < len(parts) and shown_code(parts[position + 1]):
-                    # "Adding it to your ~/.zshrc will make the completions available everywhere:"
-                    # holds the commands it leads in to, as a lead-in holds its list.
-                    sentence, last = f"{_TEMPLATE_TAG.sub(' ', sentence).strip()}\n{parts[position + 1]}", position + 1
                 else:
                     sentence = _TEMPLATE_TAG.sub(" ", sentence).strip()
-                    if len(words(sentence)) < 3 or _is_heading(sentence, heading):
+                    if sentence.endswith(":") and position + 1 < len(parts) and shown_code(parts[position + 1]):
+                        # "Adding it to your ~/.zshrc will make the completions available everywhere:"
+                        # holds the commands it leads in to, as a lead-in holds its list.
+                        sentence, last = f"{sentence}\n{parts[position + 1]}", position + 1
+                    elif len(words(sentence)) < 3 or _is_heading(sentence, heading):
                         continue
                 if gazetteer is not None:
                     sentence = name_the_subject(sentence, chunk, gazetteer)

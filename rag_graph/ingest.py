@@ -588,7 +588,7 @@ def chunk_document(document: Document, limit: int = MAX_CHUNK_CHARS) -> list[Chu
         if document.keywords:  # searched and embedded with every chunk; never quoted in an answer
             header += f"\n({', '.join(document.keywords)})"
         slug = section.slug or "intro"
-        for n, body in enumerate(_windows([p.strip() for p in paragraphs("\n".join(section.lines)) if p.strip()], limit)):
+        for n, body in enumerate(_windows([p.strip() for p in paragraphs("\n".join(section.lines))], limit)):
             text = f"{header}\n\n{body}"
             chunk = Chunk(
                 chunk_id=f"{document.source_id}::{slug}::{n}",
