@@ -28,6 +28,7 @@ MAX_ANSWER_CHARS = 600
 MAX_CODE_CHARS = MAX_ANSWER_CHARS  # a command or a snippet answers; a listing longer than an answer is the page's
 ANSWER_TYPE_BONUS = 0.3  # a sentence of the kind of answer asked for (date, frequency, number)
 PART_EVIDENCE_BONUS = 0.3  # a sentence of the chunk a sub-question's own search ranked first
+CONTINUES = 0.9  # a third sentence of the best one's passage scoring this close to it continues the answer
 TIE = 0.95  # a runner-up scoring this close to the best sentence answers as well as it does
 # Never evidence: form placeholders ("[Name]", "____", "<date>") and a form's own field lines
 # ("Title: CEO", "Signature:"). Template markup ("{% … %}", "{{ … }}") never reaches an answer.
@@ -48,6 +49,11 @@ _EXAMPLE = re.compile(r"\W*(?:for example|for instance|e\.g\.|example:)", re.I)
 _POINTER = re.compile(r"\W*(?:please\s+)?(?:see|visit|check(?: out)?|refer to|read|go to|head to|review)\b"
                       r"(?=.*(?:\]\(|\b(?:page|site|website|handbook|guide)\b))", re.I | re.S)
 _ASKS_PLACE = re.compile(r"\bwhere\b", re.I)
+# A sentence about the page itself ("This page outlines how to sign up for and how to cancel the
+# transit benefit.") says what the page covers, not what it says.
+_ABOUT_THE_PAGE = re.compile(r"\W*(?:this|the following) (?:page|guide|document|section|article|handbook|chapter)\s+"
+                             r"(?:outlines|describes|explains|covers|lists|contains|provides|summarizes|details|"
+                             r"walks|includes|is about|will (?:walk|explain|describe|cover|outline|help))\b", re.I)
 # "how do I…?" asks for a procedure; "how many / long / often…?" for an amount.
 _ASKS_PROCEDURE = re.compile(r"\bhow\b(?!\s+(?:many|much|long|often|soon|far|early|late|big|fast|quickly|frequently)\b)"
                              r"|\bsteps?\b", re.I)
@@ -75,7 +81,14 @@ _ASKS_DATE = re.compile(r"^\W*when\b|\bwhen(?:'s|’s|\s+(?:do|does|did|is|are|w
 _ASKS_DURATION = re.compile(r"\bhow (long|soon|quickly|fast|far ahead|far in advance|early|late)\b"
                             r"|\bhow many (minutes|hours|days|weeks|months|years)\b", re.I)
 _ASKS_FREQUENCY = re.compile(r"\bhow (often|frequently)\b", re.I)
-_ASKS_AMOUNT = re.compile(r"\b(how (many|much|long|soon|far|fast|quickly|big)|what (percent|percentage|amount))\b", re.I)
+_ASKS_AMOUNT = re.compile(r"\b(how (many|much|long|soon|far|fast|quickly|big)|what (percent|percentage|amount))\b"
+                          r"|\b(?:what(?:'s|’s| is| are)?|is there) (?:the |a |an )?(?:least|min|minimum)\b", re.I)
+# "What's the most time off I can get…?", "is there a cap on…?" ask for a bound: "a maximum of 80
+# hours", "up to 27 days", "after hitting the 80 hour cap".
+_ASKS_MOST = re.compile(r"\b(?:what(?:'s|’s| is| are)?|is there) (?:the |a |an |any )?(?:most|max|maximum|limit|cap|ceiling)\b", re.I)
+_NUMBER = r"(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve)\b)"
+_HOLDS_MOST = re.compile(rf"\b(?:max(?:imum)?|up to|at most|no more than|caps?|capped|limit(?:ed)?|ceiling)\b.{{0,40}}?{_NUMBER}"
+                         rf"|{_NUMBER}[\w ]{{0,20}}?\b(?:max(?:imum)?|caps?|limit)\b", re.I)
 _HOLDS_AMOUNT = re.compile(r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|twelve|first|last)\b", re.I)
 _ASKS_MONTH = re.compile(r"\b(?:what|which)\s+months?\b", re.I)  # a month's name, not "two months before"
 _ANSWER_TYPES = (
@@ -93,6 +106,7 @@ _ANSWER_TYPES = (
                                 r"(minutes?|hours?|days?|weeks?|months?|years?|pay periods?)\b|\bwithin\b|\bimmediately\b", re.I)),
     (_ASKS_FREQUENCY, re.compile(r"\b(once|twice|every|daily|weekly|monthly|annually|yearly|\w+ times)\b"
                                  r"|\b(a|per) (day|week|month|year)\b", re.I)),
+    (_ASKS_MOST, _HOLDS_MOST),
     (_ASKS_AMOUNT, _HOLDS_AMOUNT),
 )
 PROMPT_TEMPLATE = """You answer employees' questions using only the documents below.
@@ -438,7 +452,8 @@ class ExtractiveGenerator:
                 typed = typed or titled
                 if typed:
                     score += ANSWER_TYPE_BONUS
-                if _POINTER.match(sentence) and len(words(link_labels(sentence))) <= 20 and not _ASKS_PLACE.search(asker):
+                if (_POINTER.match(sentence) and len(words(link_labels(sentence))) <= 20 and not _ASKS_PLACE.search(asker)
+                        or _ABOUT_THE_PAGE.match(sentence)):
                     score -= POINTER_PENALTY
                 out.append(_Candidate(score, score, rank, position, sentence, chunk["chunk_id"], own, heading,
                                       tuple(chunk.get("answers_parts") or ()), typed, last, tabular,
@@ -528,6 +543,14 @@ class ExtractiveGenerator:
                 and weighted_coverage(own, before.terms) >= 0.5 * weighted_coverage(own, best.terms)
                 and (before.typed or not best.typed) and not before.text.rstrip().endswith(":")):
             picked.append(before)
+        # With room left, a passage that answers sentence after sentence is shown on ("…may receive
+        # GSA provided computers. If the contractor needs the GSA network, they must use one. If
+        # they can complete their work using VDI, they … may use their company computer.").
+        third = next((c for c in after if follower is not None and c.position == follower.last + 1), None)
+        if (third is not None and len(picked) < MAX_SENTENCES and follower in picked and _prose(follower)
+                and _prose(third) and not _EXAMPLE.match(third.text) and third.score >= CONTINUES * best.score
+                and not any(c.overlaps(third) for c in picked)):
+            picked.append(third)
         return picked
 
 

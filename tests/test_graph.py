@@ -1555,6 +1555,60 @@ def test_the_next_sentence_finishes_a_long_one_but_not_a_list_item_or_with_an_ex
     assert answer.startswith("Qualtrics can only be used") and "NIH" not in answer, answer
 
 
+def test_a_question_for_the_most_is_answered_with_the_bound():
+    """18F: "what's the most time off I can get instead of cash for performance and special act
+    awards in a year?" was answered with what award leave is and how to opt in, and not with "You
+    can receive a maximum of 80 hours of award leave in a single fiscal year." A question for the
+    most (the max, a cap, a limit) asks for a bound, and a sentence that states one with its number
+    is the kind of answer asked for; a question for something else is not drawn to it."""
+    award = chunk("leave::award-leave::0",
+                  "Award leave is offered for End of Year Performance Awards and Special Act Awards. If you are "
+                  "eligible for an End of Year Performance Award, you can opt in via HR Links to receive award "
+                  "leave in lieu of a monetary award. You can receive a maximum of 80 hours of award leave in a "
+                  "single fiscal year. Award leave is not paid out when you leave.",
+                  title="Leave", section="Award leave", relevance=0.7)
+    answer = compose("what's the most time off I can get instead of cash for performance and special act awards "
+                     "in a year?", [award])["answer"]
+    assert "maximum of 80 hours" in answer, answer
+    answer = compose("is there a cap on award leave for special act awards?", [award])["answer"]
+    assert "maximum of 80 hours" in answer, answer
+    answer = compose("can I get time off instead of cash for special act awards?", [award])["answer"]
+    assert "maximum of 80 hours" not in answer, answer
+
+
+def test_a_sentence_about_the_page_itself_is_no_answer(embedder):
+    """18F: "and if I want to stop it later?" (the transit benefit) was answered "This page outlines how
+    to sign up for and how to cancel the transit benefit.", which says what the page covers and
+    nothing of how. Like a pointer elsewhere, it answers only when nothing else does."""
+    intro = chunk("transit-benefit::intro::0",
+                  "This page outlines how to sign up for and how to cancel the transit benefit.",
+                  title="Transit Benefit", section="Transit Benefit", relevance=0.7)
+    cancelling = chunk("transit-benefit::cancelling::0",
+                       "To cancel the transit benefit, log in to the transit app and click Withdraw from the "
+                       "program.",
+                       title="Transit Benefit", section="Cancelling transit benefit", relevance=0.7)
+    answer = compose("how do I cancel my transit benefit?", [intro, cancelling], embedder)["answer"]
+    assert answer.startswith("To cancel the transit benefit, log in") and "This page" not in answer, answer
+    answer = compose("how do I cancel my transit benefit?", [intro], embedder)["answer"]
+    assert answer.startswith("This page outlines"), answer
+
+
+def test_a_passage_that_answers_sentence_after_sentence_is_shown_on(embedder):
+    """18F: "can contractors on my team get a GSA computer?" was answered with the first two of three
+    sentences that answer it together, and so left out the third: "If they can complete their work
+    using VDI, they do not need a GSA provided computer…". A third sentence of the same passage
+    that scores about as well as the best continues the answer; one that scores far lower (the
+    next topic of the section) does not."""
+    body = ("Depending on the work they will perform, contractors may receive GSA provided computers or "
+            "equipment. If the contractor needs access to applications that require access to the GSA network, "
+            "they are required to use a GSA provided computer. If they can complete their work using VDI, they "
+            "do not need a GSA provided computer and may use their company computer. Printers are on the "
+            "fourth floor, next to the kitchen.")
+    equipment = chunk("equipment::contractors::0", body, title="Equipment", section="Contractors", relevance=0.7)
+    answer = compose("can contractors on my team get a GSA computer?", [equipment], embedder)["answer"]
+    assert "using VDI" in answer and "Printers" not in answer, answer
+
+
 RITUALS = """---
 title: Our rituals
 ---
