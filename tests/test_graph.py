@@ -909,6 +909,32 @@ def test_a_kind_of_bonus_no_document_mentions_is_a_knowledge_gap(embedder):
                                     "Who is eligible for the end of year performance bonus.")
 
 
+def test_an_answer_whose_evidence_lacks_the_subject_is_declined_though_another_chunk_holds_the_word(embedder):
+    """18F: "can I bring my dog to the office?" was answered with a case study on returning to the
+    office. The evidence looked sufficient because a glossary chunk among the top three holds the
+    word ("eat your own dog food"), but the answer quoted only the case study. The chunks an
+    answer cites must hold what the question is about; the gap names it."""
+    office = chunk("supervisors::case-studies::0",
+                   "The team you lead has been working from home for two years. A few team members tell you "
+                   "they are ready to return to the office, and you must decide how to respond.",
+                   similarity=0.55, title="Supervisor playbook", section="Case studies")
+    glossary = chunk("glossary::intro::0",
+                     "Agile: a way of building software in short cycles with frequent feedback from users. "
+                     "Dogfooding: using the product you build every day, as in eating your own dog food. "
+                     "Iterative: delivered in small steps, each one tested before the next.",
+                     similarity=0.25, title="Glossary", section="Glossary")
+    others = unrelated("benefits::other", ["Health insurance starts on your first day.",
+                                           "Sabbaticals are taken every three years."])
+    retriever = FakeRetriever([office, glossary, *others])
+    out = run(embedder, "can I bring my dog to the office?", retriever, max_retrieval_attempts=1)["final_output"]
+    assert out["status"] == "insufficient_context", out["answer"]
+    assert out["knowledge_gap"] == ("Nothing in the knowledge base covers “dog” in connection with "
+                                    "Supervisor playbook › Case studies."), out
+    out = run(embedder, "are team members ready to return to the office?", retriever,
+              max_retrieval_attempts=1)["final_output"]
+    assert out["status"] == "answered" and "return to the office" in out["answer"], out
+
+
 def test_a_gap_names_a_hyphenated_word_as_the_asker_wrote_it():
     from rag_graph.nodes.evidence import uncovered_terms
     evidence = [chunk("travel::bikes::0", "Bicycles can be stored in the basement racks.")]

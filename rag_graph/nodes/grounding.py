@@ -10,6 +10,8 @@ from ..context import Deps
 from ..links import citation_url
 from ..state import Citation, State
 from ..text import term_set
+from .evidence import by_relevance, foreign_terms, uncovered_terms
+from .quality import describe_gap
 
 log = logging.getLogger(__name__)
 
@@ -49,15 +51,39 @@ def validate_grounding(state: State, runtime: Runtime[Deps]) -> dict:
     if fabricated:
         log.warning("draft cited chunks that were not selected: %s", fabricated)
     total = len(draft.get("sentences", []))
-    if total and len(supported) == total and not fabricated:
+    cited = [selected[chunk_id] for chunk_id in dict.fromkeys(i for s in supported for i in s["chunk_ids"])]
+    missing = unheld_subject(state, cited, runtime) if cited else []
+    if missing:
+        status = "unsupported"  # true sentences, but not about what was asked
+    elif total and len(supported) == total and not fabricated:
         status = "grounded"
     elif supported:
         status = "partially_supported"
     else:
         status = "unsupported"
-    citations = [cite(selected[chunk_id], runtime.context.source_url)
-                 for chunk_id in dict.fromkeys(i for s in supported for i in s["chunk_ids"])]
-    return {"grounding_status": status, "citations": citations if status == "grounded" else []}
+    citations = [cite(chunk, runtime.context.source_url) for chunk in cited]
+    update = {"grounding_status": status, "citations": citations if status == "grounded" else []}
+    if missing:
+        update["knowledge_gap"] = describe_gap(state, missing)
+    return update
+
+
+def unheld_subject(state: State, cited: list[dict], runtime: Runtime[Deps]) -> list[str]:
+    """The question's subject, when the evidence holds it only in chunks the answer does not
+    cite: "can I bring my dog to the office?" found a case study about returning to the office
+    and, among the top chunks, a glossary entry that says "eat your own dog food"; the answer
+    quoted the case study. Words the top chunks lack were judged before the answer was drafted
+    (`assess_context_quality`); only the ones the answer left behind are judged here, by the
+    same test: a weighty word whose absence the cited evidence does not explain by a synonym."""
+    vocabulary = runtime.context.retriever.vocabulary()
+    question = state["normalized_query"]
+    left_behind = (set(uncovered_terms(question, cited, vocabulary))
+                   - set(uncovered_terms(question, by_relevance(state["ranked_chunks"])[:3], vocabulary)))
+    if not left_behind:
+        return []
+    searched = (state.get("query_rewrites") or [state["retrieval_query"]])[-1]
+    return [word for word in foreign_terms(question, searched, cited, vocabulary, runtime.context.embedder)
+            if word in left_behind]
 
 
 def cite(chunk: dict, source_url: str) -> Citation:
