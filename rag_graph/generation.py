@@ -81,8 +81,7 @@ _ASKS_DATE = re.compile(r"^\W*when\b|\bwhen(?:'s|’s|\s+(?:do|does|did|is|are|w
 _ASKS_DURATION = re.compile(r"\bhow (long|soon|quickly|fast|far ahead|far in advance|early|late)\b"
                             r"|\bhow many (minutes|hours|days|weeks|months|years)\b", re.I)
 _ASKS_FREQUENCY = re.compile(r"\bhow (often|frequently)\b", re.I)
-_ASKS_AMOUNT = re.compile(r"\b(how (many|much|long|soon|far|fast|quickly|big)|what (percent|percentage|amount))\b"
-                          r"|\b(?:what(?:'s|’s| is| are)?|is there) (?:the |a |an )?(?:least|min|minimum)\b", re.I)
+_ASKS_AMOUNT = re.compile(r"\b(how (many|much|long|soon|far|fast|quickly|big)|what (percent|percentage|amount))\b", re.I)
 # "What's the most time off I can get…?", "is there a cap on…?" ask for a bound: "a maximum of 80
 # hours", "up to 27 days", "after hitting the 80 hour cap".
 _ASKS_MOST = re.compile(r"\b(?:what(?:'s|’s| is| are)?|is there) (?:the |a |an |any )?(?:most|max|maximum|limit|cap|ceiling)\b", re.I)

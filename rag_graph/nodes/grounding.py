@@ -1,4 +1,5 @@
-"""Every answer sentence must cite selected chunks, and those chunks must support it."""
+"""Every answer sentence must cite selected chunks, and those chunks must support it and hold
+what the question is about."""
 from __future__ import annotations
 
 import logging
