@@ -935,6 +935,27 @@ def test_an_answer_whose_evidence_lacks_the_subject_is_declined_though_another_c
     assert out["status"] == "answered" and "return to the office" in out["answer"], out
 
 
+def test_an_identifier_the_evidence_writes_verbatim_says_what_the_question_is_about(embedder):
+    """Blind set (undici's docs): "seeing a bunch of UND_ERR_HEADERS_TIMEOUT in the logs for calls to
+    the payment gateway. what is that actually telling me?" was declined: the asker's own setting
+    (logs, calls, a payment gateway) outweighed the one name the errors table writes verbatim, so
+    the row that explains it looked far from the question. A name from code that the evidence
+    writes as the asker did is what the question is about; a table without it still is no answer."""
+    def errors(rows):
+        table = "| Error | Error Codes | Description |\n| --- | --- | --- |\n" + "\n".join(rows)
+        return chunk("api/errors::errors::0", table, similarity=0.38, title="Errors", section="Errors")
+    headers = "| `HeadersTimeoutError` | `UND_ERR_HEADERS_TIMEOUT` | socket is destroyed due to headers timeout. |"
+    body = "| `BodyTimeoutError` | `UND_ERR_BODY_TIMEOUT` | socket is destroyed due to body timeout. |"
+    others = unrelated("api::client", ["The client keeps a pool of sockets per origin.",
+                                       "Pipelining sends several requests over one connection."], title="Client")
+    question = ("seeing a bunch of UND_ERR_HEADERS_TIMEOUT in the logs for calls to the payment gateway. "
+                "what is that actually telling me?")
+    out = run(embedder, question, FakeRetriever([errors([body, headers]), *others]), max_retrieval_attempts=1)["final_output"]
+    assert out["status"] == "answered" and "headers timeout" in out["answer"], out
+    out = run(embedder, question, FakeRetriever([errors([body]), *others]), max_retrieval_attempts=1)["final_output"]
+    assert out["status"] == "insufficient_context", out["answer"]
+
+
 def test_a_gap_names_a_hyphenated_word_as_the_asker_wrote_it():
     from rag_graph.nodes.evidence import uncovered_terms
     evidence = [chunk("travel::bikes::0", "Bicycles can be stored in the basement racks.")]

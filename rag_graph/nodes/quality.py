@@ -125,6 +125,8 @@ def assess_context_quality(state: State, runtime: Runtime[Deps]) -> dict:
     strong = is_strong(best["similarity"], subject_coverage(state["retrieval_query"], best, vocabulary))
     if not strong and searched != state["retrieval_query"]:
         strong = matches_strongly(best, searched, vocabulary, embedder)
+    if not strong:  # the question names an identifier the chunk writes verbatim ("UND_ERR_HEADERS_TIMEOUT")
+        strong = any(name in best["text"] for name in identifiers(state["normalized_query"]))
     if not strong:  # a question of several parts is answered as far as one part's evidence holds
         strong = any(matches_strongly(chunk, part, vocabulary, embedder)
                      for number, part in enumerate(state.get("sub_questions") or [])
@@ -137,6 +139,17 @@ def assess_context_quality(state: State, runtime: Runtime[Deps]) -> dict:
         return {"context_quality": "weak", "knowledge_gap": describe_gap(state, missing)}
     quality = "contradictory" if state.get("contradictions") else "sufficient"
     return {"context_quality": quality, "knowledge_gap": None}
+
+
+# A name from code (snake_case, SCREAMING_CASE, camelCase) or anything in backticks: written
+# verbatim in a chunk, it says what the question is about, whatever else the asker wrote around
+# it ("seeing a bunch of UND_ERR_HEADERS_TIMEOUT in the logs for calls to the payment gateway").
+_IDENTIFIER = re.compile(r"`([^`\s]{6,})`|\b([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]+)+)\b")
+
+
+def identifiers(question: str) -> list[str]:
+    """The names from code the question writes, six characters or longer."""
+    return [name for name in (a or b for a, b in _IDENTIFIER.findall(question)) if len(name) >= 6]
 
 
 def subject_coverage(query: str, chunk: dict, vocabulary) -> float:
