@@ -88,7 +88,7 @@ _ASKS_MOST = re.compile(r"\b(?:what(?:'s|’s| is| are)?|is there) (?:the |a |an
 _NUMBER = r"(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve)\b)"
 _HOLDS_MOST = re.compile(rf"\b(?:max(?:imum)?|up to|at most|no more than|caps?|capped|limit(?:ed)?|ceiling)\b.{{0,40}}?{_NUMBER}"
                          rf"|{_NUMBER}[\w ]{{0,20}}?\b(?:max(?:imum)?|caps?|limit)\b", re.I)
-_HOLDS_AMOUNT = re.compile(r"\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|twelve|first|last)\b", re.I)
+_HOLDS_AMOUNT = re.compile(rf"{_NUMBER}|\b(?:first|last)\b", re.I)
 _ASKS_MONTH = re.compile(r"\b(?:what|which)\s+months?\b", re.I)  # a month's name, not "two months before"
 _ANSWER_TYPES = (
     (_ASKS_PERSON, _ROLE_OR_ADDRESS),
@@ -545,8 +545,8 @@ class ExtractiveGenerator:
         # With room left, a passage that answers sentence after sentence is shown on ("…may receive
         # GSA provided computers. If the contractor needs the GSA network, they must use one. If
         # they can complete their work using VDI, they … may use their company computer.").
-        third = next((c for c in after if follower is not None and c.position == follower.last + 1), None)
-        if (third is not None and len(picked) < MAX_SENTENCES and follower in picked and _prose(follower)
+        third = _at(candidates, best.rank, follower.last + 1) if follower in picked else None
+        if (third is not None and len(picked) < MAX_SENTENCES and _prose(follower)
                 and _prose(third) and not _EXAMPLE.match(third.text) and third.score >= CONTINUES * best.score
                 and not any(c.overlaps(third) for c in picked)):
             picked.append(third)
