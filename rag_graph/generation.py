@@ -17,6 +17,7 @@ import numpy as np
 
 from .entities import Gazetteer
 from .ingest import own_heading
+from .nodes.decomposition import same_question
 from .nodes.evidence import best_matches, by_relevance, holds_role, query_weights, role_asked, standing
 from .nodes.quality import SAME_TOPIC
 from .nodes.query import split_follow_up
@@ -262,7 +263,7 @@ class ExtractiveGenerator:
         for number, part in sorted(enumerate(parts), key=lambda item: covered[item[0]]):
             if len(picked) >= MAX_SENTENCES:
                 break
-            answer = self._best_for(number, part, candidates, picked)
+            answer = self._best_for(number, parts, candidates, picked)
             if answer is not None:
                 picked.append(answer)
         subjects = {c["chunk_id"]: document_subject(c["title"]) for c in context}
@@ -369,15 +370,22 @@ class ExtractiveGenerator:
                 weights[term] *= self.CARRIED_WEIGHT
         return weights
 
-    def _best_for(self, number: int, part: str, candidates: list[_Candidate],
+    def _best_for(self, number: int, parts: list[str], candidates: list[_Candidate],
                   picked: list[_Candidate]) -> _Candidate | None:
         """The sentence that best answers one part of the question (in the light of the whole
         question, and preferably from the chunk that part's own search found first), unless the
         sentences already picked cover that part."""
+        part = parts[number]
         weights = self._weights(part)
+        # What only this part asks about ("standard" of "Standard tier of Harbor Sync…" beside
+        # "Basic tier of Harbor Sync…"): a sentence on the Basic tier shares five of its six
+        # words, and answers nothing of it.
+        asked = [split_follow_up(p)[0] for p in parts]
+        own = set(terms(asked[number])) - {t for n, p in enumerate(asked) if n != number for t in terms(p)}
+        own = own if same_question(asked[number], asked) else set()
         # One sentence must answer the part: scraps of two ("regular work hours" in a sentence
         # about travel comp time) do not answer "what happens to my regular comp time".
-        if any(weighted_coverage(weights, c.terms | c.heading) >= 0.75 for c in picked):
+        if any(weighted_coverage(weights, c.terms | c.heading) >= 0.75 and own <= c.terms | c.heading for c in picked):
             return None
         covered = set().union(*(c.terms | c.heading for c in picked))
         asker = split_follow_up(part)[0]

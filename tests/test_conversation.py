@@ -139,6 +139,40 @@ def test_the_compared_side_takes_the_place_of_the_other_not_a_seat_beside_it():
         "how many reports can a Lead SRE handle")
 
 
+def test_a_question_that_goes_on_after_the_compared_options_is_asked_of_each(engine):
+    """ "Skyline Analytics vs Harbor Sync - what does the Basic tier cost?" was split into
+    "Skyline Analytics" and "Harbor Sync - what does the Basic tier cost": the first part asked
+    nothing, and was answered with what Skyline Analytics does, not with its price. Each part is
+    now the whole question with one option in its place."""
+    state = engine.run("Skyline Analytics vs Harbor Sync - what does the Basic tier cost?")
+    assert state["sub_questions"] == ["Skyline Analytics - what does the Basic tier cost",
+                                      "Harbor Sync - what does the Basic tier cost"]
+    answer = state["final_output"]["answer"]
+    assert "$12" in answer and "$8" in answer, answer
+    # "it" in a part points at its own option: the other option is not borrowed into it
+    state = engine.run("Basic tier vs Standard tier of Harbor Sync - what does it cost per user?")
+    assert state["sub_questions"] == ["Basic tier of Harbor Sync - what does it cost per user",
+                                      "Standard tier of Harbor Sync - what does it cost per user"]
+    answer = state["final_output"]["answer"]
+    assert "$8" in answer and "$19" in answer, answer
+
+
+def test_each_compared_option_takes_the_other_s_place_in_the_rest_of_the_question():
+    from rag_graph.nodes.decomposition import split_question
+
+    assert split_question("ninja vs GN for building node locally - which should I use?") == [
+        "ninja for building node locally - which should I use", "GN for building node locally - which should I use"]
+    assert split_question("should I use npm ci vs npm install in our CI pipeline?") == [
+        "should I use npm ci in our CI pipeline", "should I use npm install in our CI pipeline"]
+    assert split_question("in Massachusetts vs Colorado, how long is paid medical leave?") == [
+        "in Massachusetts, how long is paid medical leave", "in Colorado, how long is paid medical leave"]
+    # a shorter first option shares the second's noun; a name shares nothing
+    assert split_question("short-term vs long-term disability, which pays more?") == [
+        "short-term disability, which pays more", "long-term disability, which pays more"]
+    assert split_question("Zoom vs Google Meet for meetings with an outside agency?") == [
+        "Zoom for meetings with an outside agency", "Google Meet for meetings with an outside agency"]
+
+
 def test_a_comparison_of_two_products_gets_each_its_own_sentence(engine):
     state = engine.run("How does the Standard tier of Skyline Analytics compare with Harbor Sync?")
     assert len(state["sub_questions"]) == 2

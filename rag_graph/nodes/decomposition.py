@@ -12,6 +12,7 @@ import logging
 import re
 
 from langgraph.runtime import Runtime
+from lemminflect import getAllLemmas
 
 from ..context import Deps
 from ..entities import Gazetteer
@@ -54,7 +55,8 @@ def split_question(question: str, gazetteer: Gazetteer | None = None) -> list[st
         return []
     if carried:  # a follow-up's borrowed subject belongs to every part
         parts = [f"{p} {carried}" for p in parts]
-    return [_completed(re.sub(r"\s+", " ", p).strip(" ?"), parts) for p in parts]
+    parts = [re.sub(r"\s+", " ", p).strip(" ?") for p in parts]
+    return [_completed(p, parts) for p in parts]
 
 
 def _asks(part: str) -> bool:
@@ -95,7 +97,10 @@ def _comparison(question: str, gazetteer: Gazetteer | None) -> list[str]:
     sides = _COMPARED.split(question, maxsplit=1)
     if len(sides) == 2:
         left, right = sides[0], sides[1].strip(" ?")
-        return [left, _same_slot(left, right) or f"{right} {_inherited(left, right, gazetteer)}"]
+        same = _same_slot(left, right)
+        if same:
+            return [left, same]
+        return _swapped(left, sides[1]) or [left, f"{right} {_inherited(left, right, gazetteer)}"]
     if gazetteer is None:
         return []
     mentions = gazetteer.mentions(question)
@@ -128,6 +133,42 @@ def _inherited(left: str, right: str, gazetteer: Gazetteer | None) -> str:
                 drop.add(j)
                 j += step
     return " ".join(w for i, w in enumerate(tokens) if i not in drop)
+
+
+# Where the option after "vs" ends and the rest of the question goes on: a comma, a dash between
+# spaces, a preposition or a question word ("ninja vs GN for building node locally…", "Basic vs
+# Standard tier of Harbor Sync").
+_OPTION_END = re.compile(rf"\s*(?:[,;:?—–]|\s-\s)|\s+(?=(?:{_PREPOSITION}|of|{_QUESTION_WORD})\b)", re.I)
+MAX_OPTION_WORDS = 3
+
+
+def _swapped(left: str, right: str) -> list[str] | None:
+    """"ninja vs GN for building node locally - which should I use?": the question goes on after
+    the second option, so each part is the whole question with one option in its place ("ninja
+    for building node locally…", "GN for building node locally…"). The first option is as many
+    words before "vs" as the second has, back to a function word ("should I use npm ci vs npm
+    install in CI?": "npm ci"). A first option shorter than the second shares its last words when they are nouns
+    ("short-term vs long-term disability": short-term disability); a name shares nothing
+    ("Zoom vs Google Meet"). None when nothing follows the second option."""
+    end = _OPTION_END.search(right)
+    if end is None or not right[end.start():].strip(" ?,;:—–-"):
+        return None
+    second, rest = right[: end.start()].split(), right[end.start():]
+    if not second or len(second) > MAX_OPTION_WORDS:
+        return None
+    before = left.split()
+    first: list[str] = []
+    for word in reversed(before):
+        bare = word.lower().strip(",;:")
+        if len(first) == len(second) or bare in STOPWORDS or bare in QUESTION_WORDS or word != word.rstrip(",;:"):
+            break
+        first.insert(0, word)
+    if not first:
+        return None
+    lead = " ".join(before[: len(before) - len(first)])
+    if len(first) < len(second) and not second[0][:1].isupper():
+        first += [w for w in second[len(first):] if "NOUN" in getAllLemmas(w.lower())]
+    return [f"{lead} {' '.join(first)}{rest}".strip(), f"{lead} {' '.join(second)}{rest}".strip()]
 
 
 _LEADS = frozenset("a an the my our your their his her its".split())
@@ -170,10 +211,20 @@ def _completed(part: str, parts: list[str]) -> str:
     """A part that points back at the rest ("which months does that cover") or names at most
     one thing borrows the other parts' words."""
     own = set(_content(part))
-    if len(own) > 1 and not _REFERS_BACK.search(part):
+    if len(own) > 1 and not _REFERS_BACK.search(part) or same_question(part, parts):
         return part
     borrowed = [w for other in parts if other is not part for w in _content(other) if w not in own]
     return f"{part} ({' '.join(dict.fromkeys(borrowed))})" if borrowed else part
+
+
+def same_question(part: str, parts: list[str]) -> bool:
+    """The parts ask one question of different options ("Skyline Analytics for the Standard tier -
+    what does it cost" / "Harbor Sync for the Standard tier - …"): they share more words than
+    either has of its own. Each has the rest of the question already; the other's option is no
+    part of it, whatever "it" points at."""
+    mine = set(terms(part))
+    others = set().union(*(terms(p) for p in parts if p is not part))
+    return len(mine & others) >= max(len(mine - others), len(others - mine), 1)
 
 
 def _options(part: str, parts: list[str]) -> tuple[set[str], set[str]]:
