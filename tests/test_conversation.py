@@ -171,6 +171,9 @@ def test_each_compared_option_takes_the_other_s_place_in_the_rest_of_the_questio
         "short-term disability, which pays more", "long-term disability, which pays more"]
     assert split_question("Zoom vs Google Meet for meetings with an outside agency?") == [
         "Zoom for meetings with an outside agency", "Google Meet for meetings with an outside agency"]
+    # a named option stands for the name before "vs" and the words after it, and shares its noun
+    assert split_question("how does the Team plan compare to Enterprise on storage?") == [
+        "how does the Team plan on storage", "how does the Enterprise plan on storage"]
 
 
 def test_a_comparison_of_two_products_gets_each_its_own_sentence(engine):

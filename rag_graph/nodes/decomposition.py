@@ -145,30 +145,53 @@ MAX_OPTION_WORDS = 3
 def _swapped(left: str, right: str) -> list[str] | None:
     """"ninja vs GN for building node locally - which should I use?": the question goes on after
     the second option, so each part is the whole question with one option in its place ("ninja
-    for building node locally…", "GN for building node locally…"). The first option is as many
-    words before "vs" as the second has, back to a function word ("should I use npm ci vs npm
-    install in CI?": "npm ci"). A first option shorter than the second shares its last words when they are nouns
-    ("short-term vs long-term disability": short-term disability); a name shares nothing
-    ("Zoom vs Google Meet"). None when nothing follows the second option."""
+    for building node locally…", "GN for building node locally…"). A named second option
+    ("Enterprise") stands for the last name before "vs" and the words after it ("the Team plan");
+    any other stands for as many words before "vs" as it has, back to a function word ("should I
+    use npm ci vs npm install in CI?": "npm ci"). The shorter option shares the longer one's
+    last words when they are common nouns: "short-term vs long-term disability" is about
+    short-term disability, "the Team plan vs Enterprise" about the Enterprise plan; "Zoom vs
+    Google Meet" shares nothing. None when nothing follows the second option."""
     end = _OPTION_END.search(right)
     if end is None or not right[end.start():].strip(" ?,;:—–-"):
         return None
     second, rest = right[: end.start()].split(), right[end.start():]
+    before = left.split()
     if not second or len(second) > MAX_OPTION_WORDS:
         return None
-    before = left.split()
+    named = _name_starts(before) if second[0][:1].isupper() else len(before)
+    size = len(before) - named if named < len(before) else len(second)
     first: list[str] = []
     for word in reversed(before):
         bare = word.lower().strip(",;:")
-        if len(first) == len(second) or bare in STOPWORDS or bare in QUESTION_WORDS or word != word.rstrip(",;:"):
+        if len(first) == size or bare in STOPWORDS or bare in QUESTION_WORDS or word != word.rstrip(",;:"):
             break
         first.insert(0, word)
-    if not first:
+    if not first or len(first) > MAX_OPTION_WORDS:
         return None
     lead = " ".join(before[: len(before) - len(first)])
-    if len(first) < len(second) and not second[0][:1].isupper():
-        first += [w for w in second[len(first):] if "NOUN" in getAllLemmas(w.lower())]
+    first, second = _sharing_nouns(first, second), _sharing_nouns(second, first)
     return [f"{lead} {' '.join(first)}{rest}".strip(), f"{lead} {' '.join(second)}{rest}".strip()]
+
+
+def _name_starts(words_: list[str]) -> int:
+    """Where the last run of capitalised words begins ("how does the Team plan": 3); the end
+    when there is none (a question word opening the sentence is no name)."""
+    at = len(words_) - 1
+    while at >= 0 and not words_[at][:1].isupper():
+        at -= 1
+    if at < 0 or words_[at].lower() in QUESTION_WORDS:
+        return len(words_)
+    while at and words_[at - 1][:1].isupper() and words_[at - 1].lower() not in QUESTION_WORDS:
+        at -= 1
+    return at
+
+
+def _sharing_nouns(option: list[str], other: list[str]) -> list[str]:
+    """A shorter option with the other's last words that are common nouns ("plan" of "Team plan")."""
+    if len(option) >= len(other):
+        return option
+    return option + [w for w in other[len(option):] if w.islower() and "NOUN" in getAllLemmas(w)]
 
 
 _LEADS = frozenset("a an the my our your their his her its".split())
