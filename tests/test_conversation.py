@@ -176,6 +176,19 @@ def test_each_compared_option_takes_the_other_s_place_in_the_rest_of_the_questio
         "how does the Team plan on storage", "how does the Enterprise plan on storage"]
 
 
+def test_options_named_before_the_question_or_after_a_colon_are_its_parts():
+    """Options the corpus does not name as entities were one question: "HSA or FSA, which should
+    I choose?" was searched whole."""
+    from rag_graph.nodes.decomposition import split_question
+
+    assert split_question("HSA or FSA, which should I choose?") == ["which should I choose HSA", "which should I choose FSA"]
+    assert split_question("Basic or Standard tier - which one has offline sync?") == [
+        "which one has offline sync Basic tier", "which one has offline sync Standard tier"]
+    assert split_question("Which is cheaper: Skyline Analytics or Harbor Sync?") == [
+        "Which is cheaper Skyline Analytics", "Which is cheaper Harbor Sync"]
+    assert split_question("if we ever got bought or went public, what cut would employees get?") == []  # a condition
+
+
 def test_a_comparison_of_two_products_gets_each_its_own_sentence(engine):
     state = engine.run("How does the Standard tier of Skyline Analytics compare with Harbor Sync?")
     assert len(state["sub_questions"]) == 2

@@ -39,8 +39,11 @@ _REFERS_BACK = re.compile(r"\b(that|this|it|these|those|them|they|there|same)\b"
 # part already used asks the same question of another thing.
 _PARALLEL = re.compile(rf",?\s+(?:and|or|but also)\s+(?P<preposition>{_PREPOSITION})\s+(?P<phrase>[^,;?]+)\??$", re.I)
 # "which maxes out sooner, profit-sharing shares or liquidity pool shares?": the options follow
-# the question, after a comma.
-_OPTIONS = re.compile(r"^(?P<frame>\W*(?:which|what|who)\b[^,;]*?),\s+(?P<a>[^,;?]+?),?\s+or\s+(?P<b>[^,;?]+?)\s*\??$", re.I)
+# the question, after a comma or a colon…
+_OPTIONS = re.compile(r"^(?P<frame>\W*(?:which|what|who)\b[^,;:]*?)[,:]\s+(?P<a>[^,;?]+?),?\s+or\s+(?P<b>[^,;?]+?)\s*\??$", re.I)
+# …or they come first: "HSA or FSA, which should I choose?", "Basic or Standard tier - which one…?"
+_OPTIONS_FIRST = re.compile(r"^\W*(?P<a>[^,;:?]+?)\s+or\s+(?P<b>[^,;:?]+?)\s*(?:[,:;]|\s-\s|\s[—–]\s)\s*"
+                            r"(?P<frame>(?:which|what|who)\b[^?]*)\??$", re.I)
 _BETWEEN = re.compile(r"\bbetween\s+(?:the\s+)?(?P<a>[^\s,?]+(?:\s+[^\s,?]+)?)\s+and\s+(?:the\s+)?(?P<b>[^\s,?]+(?:\s+[^\s,?]+)?)", re.I)
 
 
@@ -87,9 +90,13 @@ def _parallel_phrases(question: str) -> list[str]:
 def _comparison(question: str, gazetteer: Gazetteer | None) -> list[str]:
     """"A vs B", "A compared with B", "between A and B", "which…, A or B?", or two entities of one
     kind joined by and/or: one part per compared thing, each with the rest of the question."""
-    options = _OPTIONS.search(question.strip())
+    first = _OPTIONS_FIRST.search(question.strip())
+    if first and max(len(first["a"].split()), len(first["b"].split())) > MAX_OPTION_WORDS:
+        first = None  # "if we ever got bought or went public, what…?" names no options, it sets a condition
+    options = _OPTIONS.search(question.strip()) or first
     if options:
-        return [f"{options['frame']} {options['a']}", f"{options['frame']} {options['b']}"]
+        a, b = options["a"].split(), options["b"].split()
+        return [f"{options['frame']} {' '.join(_sharing_nouns(a, b))}", f"{options['frame']} {' '.join(_sharing_nouns(b, a))}"]
     between = _BETWEEN.search(question)
     if between:
         frame = question[: between.start()] + " " + question[between.end():]
@@ -191,7 +198,7 @@ def _sharing_nouns(option: list[str], other: list[str]) -> list[str]:
     """A shorter option with the other's last words that are common nouns ("plan" of "Team plan")."""
     if len(option) >= len(other):
         return option
-    return option + [w for w in other[len(option):] if w.islower() and "NOUN" in getAllLemmas(w)]
+    return option + [w for w in other[len(option):] if w.islower() and w not in option and "NOUN" in getAllLemmas(w)]
 
 
 _LEADS = frozenset("a an the my our your their his her its".split())
