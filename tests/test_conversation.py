@@ -189,6 +189,26 @@ def test_options_named_before_the_question_or_after_a_colon_are_its_parts():
     assert split_question("if we ever got bought or went public, what cut would employees get?") == []  # a condition
 
 
+def test_a_first_question_that_asks_its_own_borrows_nothing_from_the_next():
+    """ "Is there bereavement leave? And what about jury duty?" searched its first part as "Is
+    there bereavement leave (jury duty)": "there" read as pointing back, and the part borrowed the
+    next one's subject. Its evidence was the jury-duty section, and the bot declined for want of
+    "bereavement" there."""
+    from rag_graph.nodes.decomposition import split_question
+
+    assert split_question("Is there bereavement leave? And what about jury duty?") == [
+        "Is there bereavement leave", "what about jury duty"]
+    assert split_question("What are the core hours; can I start at 10?") == ["What are the core hours", "can I start at 10"]
+    assert split_question("can I work remotely from another country, and if so for how long?") == [
+        "can I work remotely from another country", "for how long (work remotely another country)"]
+
+
+def test_two_questions_in_one_message_are_both_answered(engine):
+    out = engine.ask("Is there bereavement leave? And what about jury duty?")
+    assert out["status"] == "answered", out["answer"]
+    assert "five paid days" in out["answer"] and "jury duty" in out["answer"]
+
+
 def test_a_comparison_of_two_products_gets_each_its_own_sentence(engine):
     state = engine.run("How does the Standard tier of Skyline Analytics compare with Harbor Sync?")
     assert len(state["sub_questions"]) == 2

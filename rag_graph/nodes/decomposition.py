@@ -29,12 +29,14 @@ MAX_SUB_QUESTIONS = 3  # bounded: each costs one search
 SUB_QUESTION_TOP_K = 8  # rows fetched per part; only its best few join the ranking
 _QUESTION_WORD = r"(?:how|what|what's|when|where|who|whom|whose|which|why|do|does|did|can|could|is|are|should|will|would|may)"
 # Where one question ends and the next begins: "…limit? And how much…", "…limit and how much…",
-# "…on Saturdays, and in which months…" (a question word may follow its preposition).
+# "…on Saturdays, and in which months…" (a question word may follow its preposition), "…core
+# hours; can I…", "…from another country, and if so for how long?".
 _PREPOSITION = r"(?:in|on|at|for|from|to|by|with|under|after|before|during)"
-_CLAUSE_BREAK = re.compile(rf"\?\s+(?:and\s+|also\s+)?|[,;]?\s+(?:and|but|also|plus)\s+"
-                           rf"(?=(?:{_PREPOSITION}\s+)?{_QUESTION_WORD}\b)", re.I)
+_CLAUSE_BREAK = re.compile(rf"\?\s+(?:and\s+|also\s+)?|(?:[,;]?\s+(?:and|but|also|plus)|;)\s+"
+                           rf"(?=(?:{_PREPOSITION}\s+)?{_QUESTION_WORD}\b)|,?\s+and if so,?\s+", re.I)
 _COMPARED = re.compile(r"\s+(?:vs\.?|versus|compared (?:to|with)|compare (?:to|with)|as opposed to|against)\s+", re.I)
 _REFERS_BACK = re.compile(r"\b(that|this|it|these|those|them|they|there|same)\b", re.I)
+_EXISTENTIAL = re.compile(r"\b(?:is|are|was|were|isn't|aren't)\s+there\b", re.I)  # "is there a gym benefit" points nowhere
 # "…paid for annual leave and for award leave?": a second phrase led by a preposition the first
 # part already used asks the same question of another thing.
 _PARALLEL = re.compile(rf",?\s+(?:and|or|but also)\s+(?P<preposition>{_PREPOSITION})\s+(?P<phrase>[^,;?]+)\??$", re.I)
@@ -71,7 +73,7 @@ def _content(text: str) -> list[str]:
 
 
 def _clauses(question: str) -> list[str]:
-    return [p.strip(" ,;?") for p in _CLAUSE_BREAK.split(question) if p.strip(" ,;?")]
+    return [p.strip(" ,;?—–-") for p in _CLAUSE_BREAK.split(question) if p.strip(" ,;?—–-")]
 
 
 def _parallel_phrases(question: str) -> list[str]:
@@ -239,9 +241,13 @@ def _parallel(word: str, right: str) -> bool:
 
 def _completed(part: str, parts: list[str]) -> str:
     """A part that points back at the rest ("which months does that cover") or names at most
-    one thing borrows the other parts' words."""
+    one thing borrows the other parts' words; a first part that asks a question of its own
+    ("Do we get Juneteenth off?") borrows nothing from the questions after it."""
     own = set(_content(part))
-    if len(own) > 1 and not _REFERS_BACK.search(part) or same_question(part, parts):
+    points_back = _REFERS_BACK.search(_EXISTENTIAL.sub(" ", part))
+    if len(own) > 1 and not points_back or same_question(part, parts):
+        return part
+    if part is parts[0] and set(words(part)) & QUESTION_WORDS and not points_back:
         return part
     borrowed = [w for other in parts if other is not part for w in _content(other) if w not in own]
     return f"{part} ({' '.join(dict.fromkeys(borrowed))})" if borrowed else part
