@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 
 MAX_SUB_QUESTIONS = 3  # bounded: each costs one search
 SUB_QUESTION_TOP_K = 8  # rows fetched per part; only its best few join the ranking
+MAX_OPTION_WORDS = 3  # an option compared with another ("npm install", "Standard tier") is a short phrase
 _QUESTION_WORD = r"(?:how|what|what's|when|where|who|whom|whose|which|why|do|does|did|can|could|is|are|should|will|would|may)"
 # Where one question ends and the next begins: "…limit? And how much…", "…limit and how much…",
 # "…on Saturdays, and in which months…" (a question word may follow its preposition), "…core
@@ -148,7 +149,6 @@ def _inherited(left: str, right: str, gazetteer: Gazetteer | None) -> str:
 # spaces, a preposition or a question word ("ninja vs GN for building node locally…", "Basic vs
 # Standard tier of Harbor Sync").
 _OPTION_END = re.compile(rf"\s*(?:[,;:?—–]|\s-\s)|\s+(?=(?:{_PREPOSITION}|of|{_QUESTION_WORD})\b)", re.I)
-MAX_OPTION_WORDS = 3
 
 
 def _swapped(left: str, right: str) -> list[str] | None:
