@@ -17,7 +17,7 @@ import numpy as np
 
 from .entities import Gazetteer
 from .ingest import own_heading
-from .nodes.decomposition import same_question
+from .nodes.decomposition import options
 from .nodes.evidence import best_matches, by_relevance, holds_role, query_weights, role_asked, standing
 from .nodes.quality import SAME_TOPIC
 from .nodes.query import split_follow_up
@@ -380,9 +380,7 @@ class ExtractiveGenerator:
         # What only this part asks about ("standard" of "Standard tier of Harbor Sync…" beside
         # "Basic tier of Harbor Sync…"): a sentence on the Basic tier shares five of its six
         # words, and answers nothing of it.
-        asked = [split_follow_up(p)[0] for p in parts]
-        own = set(terms(asked[number])) - {t for n, p in enumerate(asked) if n != number for t in terms(p)}
-        own = own if same_question(asked[number], asked) else set()
+        own = options(part, parts)[0]
         # One sentence must answer the part: scraps of two ("regular work hours" in a sentence
         # about travel comp time) do not answer "what happens to my regular comp time".
         if any(weighted_coverage(weights, c.terms | c.heading) >= 0.75 and own <= c.terms | c.heading for c in picked):

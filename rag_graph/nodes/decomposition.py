@@ -245,33 +245,24 @@ def _completed(part: str, parts: list[str]) -> str:
     ("Do we get Juneteenth off?") borrows nothing from the questions after it."""
     own = set(_content(part))
     points_back = _REFERS_BACK.search(_EXISTENTIAL.sub(" ", part))
-    if len(own) > 1 and not points_back or same_question(part, parts):
-        return part
+    if len(own) > 1 and not points_back or options(part, parts)[0]:
+        return part  # an option's part has the rest of the question already; the other option is no part of it
     if part is parts[0] and set(words(part)) & QUESTION_WORDS and not points_back:
         return part
     borrowed = [w for other in parts if other is not part for w in _content(other) if w not in own]
     return f"{part} ({' '.join(dict.fromkeys(borrowed))})" if borrowed else part
 
 
-def same_question(part: str, parts: list[str]) -> bool:
-    """The parts ask one question of different options ("Skyline Analytics for the Standard tier -
-    what does it cost" / "Harbor Sync for the Standard tier - …"): they share more words than
-    either has of its own. Each has the rest of the question already; the other's option is no
-    part of it, whatever "it" points at."""
-    mine = set(terms(part))
-    others = set().union(*(terms(p) for p in parts if p is not part))
-    return len(mine & others) >= max(len(mine - others), len(others - mine), 1)
-
-
-def _options(part: str, parts: list[str]) -> tuple[set[str], set[str]]:
-    """(the words only this part has, the words only the others have) when the parts compare
-    options of one question ("…my regular comp time" / "…my travel comp time": "regular",
-    "travel"); nothing for separate questions ("how do I set up my remote days" / "what hours
-    must I be online"), whose parts share fewer words than each has of its own."""
+def options(part: str, parts: list[str]) -> tuple[set[str], set[str]]:
+    """(the words only this part has, the words only the others have) when the parts ask one
+    question of different options ("…my regular comp time" / "…my travel comp time": "regular",
+    "travel"; "Skyline Analytics for the Standard tier - what does it cost" / "Harbor Sync for
+    …"): they share at least as many words as either has of its own. Nothing for separate
+    questions ("how do I set up my remote days" / "what hours must I be online")."""
     mine = set(terms(split_follow_up(part)[0]))
-    others = set().union(*(terms(split_follow_up(p)[0]) for p in parts if p != part))
-    own, theirs = mine - others, others - mine
-    return (own, theirs) if len(mine & others) >= len(own) else (set(), set())
+    others = set().union(*(terms(split_follow_up(p)[0]) for p in parts if p is not part))
+    own, theirs, shared = mine - others, others - mine, mine & others
+    return (own, theirs) if shared and len(shared) >= max(len(own), len(theirs)) else (set(), set())
 
 
 def _headed_by(chunk: dict, theirs: set[str], own: set[str]) -> bool:
@@ -302,7 +293,7 @@ def retrieve_sub_questions(state: State, runtime: Runtime[Deps]) -> dict:
         except Exception:
             log.exception("search for a sub-question failed; answering from the whole question's evidence")
             continue
-        own, theirs = _options(part, state["sub_questions"])
+        own, theirs = options(part, state["sub_questions"])
         scored = [c for c in relevance_scores(part, [r for r in rows if well_formed(r)], vocabulary)
                   if (c["similarity"] >= threshold or c["coverage"] >= MIN_COVERAGE) and not is_outdated(c)
                   and not _headed_by(c, theirs, own)]
