@@ -93,13 +93,14 @@ def _parallel_phrases(question: str) -> list[str]:
 def _comparison(question: str, gazetteer: Gazetteer | None) -> list[str]:
     """"A vs B", "A compared with B", "between A and B", "which…, A or B?", or two entities of one
     kind joined by and/or: one part per compared thing, each with the rest of the question."""
-    first = _OPTIONS_FIRST.search(question.strip())
-    if first and max(len(first["a"].split()), len(first["b"].split())) > MAX_OPTION_WORDS:
-        first = None  # "if we ever got bought or went public, what…?" names no options, it sets a condition
-    options = _OPTIONS.search(question.strip()) or first
-    if options:
-        a, b = options["a"].split(), options["b"].split()
-        return [f"{options['frame']} {' '.join(_sharing_nouns(a, b))}", f"{options['frame']} {' '.join(_sharing_nouns(b, a))}"]
+    listed = _OPTIONS.search(question.strip())
+    if listed is None:
+        listed = _OPTIONS_FIRST.search(question.strip())
+        if listed and max(len(listed["a"].split()), len(listed["b"].split())) > MAX_OPTION_WORDS:
+            listed = None  # "if we ever got bought or went public, what…?" names no options, it sets a condition
+    if listed:
+        a, b = listed["a"].split(), listed["b"].split()
+        return [f"{listed['frame']} {' '.join(_sharing_nouns(a, b))}", f"{listed['frame']} {' '.join(_sharing_nouns(b, a))}"]
     between = _BETWEEN.search(question)
     if between:
         frame = question[: between.start()] + " " + question[between.end():]
