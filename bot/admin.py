@@ -13,8 +13,8 @@ from typing import Callable
 from rag_graph.config import Settings
 from rag_graph.engine import RefreshError, RefreshInProgress, RefreshStats
 
-from .gaps import gap_log, report_text, topics
-from .shared import SharedState
+from bot.gaps import gap_log, report_text, topics
+from bot.shared import SharedState
 
 log = logging.getLogger(__name__)
 

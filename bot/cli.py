@@ -11,8 +11,8 @@ from pathlib import Path
 
 from rag_graph.config import Settings, SettingsError
 from rag_graph.errors import RefreshError, RefreshInProgress
-from rag_graph.evaluation import SPLITS
-from .reply import CLOSEST, label
+from rag_graph.tools.evaluation import SPLITS
+from bot.reply import CLOSEST, label
 
 log = logging.getLogger("citebot")
 
@@ -72,8 +72,8 @@ def format_answer(output: dict) -> str:
 
 
 def cmd_index(args) -> int:
-    from rag_graph import published
-    from rag_graph.embeddings import Embedder
+    from rag_graph.retrieval import published
+    from rag_graph.retrieval.embeddings import Embedder
 
     settings = _settings(args)
     embedder = Embedder(settings.embedding_model)
@@ -85,9 +85,9 @@ def cmd_index(args) -> int:
         _print_refresh({**unchanged, "embedded": 0, "deleted": 0, "seconds": time.perf_counter() - started}, args.json)
         return 0
 
-    from rag_graph.index import Index
+    from rag_graph.retrieval.index import Index
 
-    from .shared import SharedState
+    from bot.shared import SharedState
 
     index = Index(settings.db, embedder, settings.storage_options)
     lock = SharedState(settings.redis_url).reload_lock  # the index job and the replicas' reloads take turns
@@ -144,7 +144,7 @@ def cmd_chat(args) -> int:
 
 
 def cmd_graph(args) -> int:
-    from rag_graph.graph import build_graph
+    from rag_graph.flow.graph import build_graph
 
     print(build_graph().get_graph().draw_mermaid())
     return 0
@@ -169,7 +169,7 @@ def cmd_demo(args) -> int:
 
 
 def cmd_eval(args) -> int:
-    from rag_graph.evaluation import main
+    from rag_graph.tools.evaluation import main
 
     args.access = _access(args)
     return main(args)
@@ -197,7 +197,7 @@ def cmd_gaps(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from rag_graph.bench import main
+    from rag_graph.tools.bench import main
 
     return main(args)
 

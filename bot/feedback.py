@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .records import FileRecords, RecordStore
+from bot.records import FileRecords, RecordStore
 
 
 def vote_key(record: dict) -> str | None:

@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from .records import FileRecords, RecordStore
+from bot.records import FileRecords, RecordStore
 
 NEAREST = 3  # documents kept per record: where an answer would most likely be added
 # Mean cosine (all-MiniLM-L6-v2) of a question to a topic's questions above which it joins the

@@ -14,8 +14,8 @@ from typing import Callable, Mapping
 from rag_graph.config import Settings
 from rag_graph.engine import RefreshError
 
-from .access import Access
-from .shared import SharedState
+from bot.access import Access
+from bot.shared import SharedState
 
 log = logging.getLogger(__name__)
 NOTHING_TO_SERVE = ("nothing to serve: set SLACK_BOT_TOKEN for Slack, or CITEBOT_TEAMS=1 / "
@@ -29,13 +29,13 @@ def _platforms(settings: Settings, env: Mapping[str, str]) -> tuple[list[Runner]
     """The platforms to serve, as functions of the engine, or the first setting problem."""
     runners = []
     if settings.slack_bot_token:
-        from .slack import app as slack
+        from bot.slack import app as slack
 
         if problem := slack.missing(settings):
             return [], problem
         runners.append(lambda engine, shared: slack.run(settings, engine, shared))
     if settings.teams or settings.teams_client_id:
-        from .teams import app as teams
+        from bot.teams import app as teams
 
         config = teams.sdk_config(env)
         if problem := teams.config_problem(config):

@@ -14,9 +14,9 @@ from typing import Callable, TypeVar
 
 import redis
 
-from .dedupe import RedisSeen, SeenCache
-from .memory import ConversationMemory, InProcessMemory, RedisMemory
-from .records import FileRecords, KeyOf, RecordStore, RedisRecords
+from bot.dedupe import RedisSeen, SeenCache
+from bot.memory import ConversationMemory, InProcessMemory, RedisMemory
+from bot.records import FileRecords, KeyOf, RecordStore, RedisRecords
 
 log = logging.getLogger(__name__)
 PREFIX = "citebot:"

@@ -35,7 +35,7 @@ _markdown = MarkdownIt("commonmark").enable("table")
 
 
 def _slug(text: str) -> str:
-    from rag_graph.ingest import slugify
+    from rag_graph.retrieval.ingest import slugify
     return slugify(text)
 
 
@@ -158,7 +158,7 @@ def _table_rows(tokens, i: int) -> tuple[list[list[str]], int]:
 def make_mixed_copy(source: Path, target: Path, rotate: int = 0) -> dict[str, int]:
     """Copy `source` to `target`, converting its markdown documents in turn to each format
     (`rotate` shifts which document gets which format)."""
-    from rag_graph.ingest import split_front_matter
+    from rag_graph.retrieval.ingest import split_front_matter
 
     shutil.copytree(source, target)
     made: dict[str, int] = {}
@@ -187,7 +187,7 @@ def make_mixed_copy(source: Path, target: Path, rotate: int = 0) -> dict[str, in
 def _evaluate(corpus: Path, tests: Path, k: int, db: Path) -> dict:
     from rag_graph.config import Settings
     from rag_graph.engine import Engine
-    from rag_graph.evaluation import aggregate, evaluate, load_cases
+    from rag_graph.tools.evaluation import aggregate, evaluate, load_cases
 
     settings = Settings.from_env(corpus=corpus, db=str(db))
     engine = Engine(settings)

@@ -8,17 +8,17 @@ import time
 from typing import Callable
 
 from .config import Settings
-from .context import Deps
-from .embeddings import Embedder, EmbeddingError
-from .generation import ChatModelGenerator, ExtractiveGenerator, SentenceStream, load_chat_model
-from .graph import build_graph
-from .index import Index, IndexNotReady, RefreshError, RefreshInProgress, RefreshStats
-from .nodes.evidence import names_a_subject
-from .nodes.finalize import GENERIC_FAILURE, final_output
-from .redact import clean_for_user
-from .scope import Scope
-from .state import FinalOutput, State
-from .suggestions import suggested_prompts
+from .flow.deps import Deps
+from .retrieval.embeddings import Embedder, EmbeddingError
+from .answer.generation import ChatModelGenerator, ExtractiveGenerator, SentenceStream, load_chat_model
+from .flow.graph import build_graph
+from .retrieval.index import Index, IndexNotReady, RefreshError, RefreshInProgress, RefreshStats
+from .scoring.evidence import names_a_subject
+from .flow.nodes.finalize import GENERIC_FAILURE, final_output
+from .answer.redact import clean_for_user
+from .retrieval.scope import Scope
+from .flow.state import FinalOutput, State
+from .answer.suggestions import suggested_prompts
 
 log = logging.getLogger(__name__)
 # What the bot may catch and read: it reaches retrieval only through the Engine.

@@ -20,7 +20,7 @@ if not os.environ.get("CITEBOT_CACHE"):
 sys.path.insert(0, str(Path(__file__).parent))  # test helpers such as fake_slack
 
 from rag_graph.config import Settings  # noqa: E402
-from rag_graph.embeddings import Embedder  # noqa: E402
+from rag_graph.retrieval.embeddings import Embedder  # noqa: E402
 from rag_graph.engine import Engine  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,7 +11,7 @@ from bot.cli import main
 from bot.slack.usergroups import UsergroupMembers
 from fake_slack import FakeSlack
 from rag_graph.engine import Scope
-from rag_graph.scope import matches
+from rag_graph.retrieval.scope import matches
 
 ACCESS = Path(__file__).parent / "fixtures" / "access.yml"
 HR = frozenset({"people-ops"})
@@ -109,7 +109,7 @@ def test_a_missing_access_file_stops_serve_and_place_options_before_any_work(tmp
 
 
 def test_a_document_with_an_unreadable_audience_is_skipped_not_published(tmp_path):
-    from rag_graph.ingest import load_corpus
+    from rag_graph.retrieval.ingest import load_corpus
 
     (tmp_path / "a.md").write_text("---\naudience: {people-ops: true}\n---\n# Secret\n\nText.\n")
     (tmp_path / "b.md").write_text("---\naudience: People-Ops\n---\n# Memo\n\nText.\n")

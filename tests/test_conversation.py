@@ -7,9 +7,9 @@ import pytest
 
 from rag_graph.config import Settings
 from rag_graph.engine import Engine
-from rag_graph.entities import Entity, Gazetteer, extract
-from rag_graph.ingest import load_corpus
-from rag_graph.nodes.query import resolve_follow_up, split_follow_up
+from rag_graph.retrieval.entities import Entity, Gazetteer, extract
+from rag_graph.retrieval.ingest import load_corpus
+from rag_graph.flow.nodes.query import resolve_follow_up, split_follow_up
 
 CORPUS = Path(__file__).parent / "fixtures" / "conversation_corpus"
 
@@ -119,7 +119,7 @@ def test_a_second_phrase_with_the_same_preposition_is_a_second_question(engine):
 
 
 def test_the_compared_side_does_not_inherit_the_other_side_s_name():
-    from rag_graph.nodes.decomposition import split_question
+    from rag_graph.flow.nodes.decomposition import split_question
 
     parts = split_question("how many reports can a Lead Designer handle compared to a Lead SRE?")
     assert len(parts) == 2 and "Lead SRE" in parts[1] and "Designer" not in parts[1]
@@ -129,7 +129,7 @@ def test_the_compared_side_takes_the_place_of_the_other_not_a_seat_beside_it():
     """"…a cheap training course versus a pricey conference": the second part asks about the
     conference alone. It used to trail the whole first part ("a pricey conference how early do I
     need to ask for a cheap training course"), and was searched for the course it is not about."""
-    from rag_graph.nodes.decomposition import split_question
+    from rag_graph.flow.nodes.decomposition import split_question
 
     assert split_question("how early do I need to ask for a cheap training course versus a pricey conference?") == [
         "how early do I need to ask for a cheap training course", "how early do I need to ask for a pricey conference"]
@@ -158,7 +158,7 @@ def test_a_question_that_goes_on_after_the_compared_options_is_asked_of_each(eng
 
 
 def test_each_compared_option_takes_the_other_s_place_in_the_rest_of_the_question():
-    from rag_graph.nodes.decomposition import split_question
+    from rag_graph.flow.nodes.decomposition import split_question
 
     assert split_question("ninja vs GN for building node locally - which should I use?") == [
         "ninja for building node locally - which should I use", "GN for building node locally - which should I use"]
@@ -179,7 +179,7 @@ def test_each_compared_option_takes_the_other_s_place_in_the_rest_of_the_questio
 def test_options_named_before_the_question_or_after_a_colon_are_its_parts():
     """Options the corpus does not name as entities were one question: "HSA or FSA, which should
     I choose?" was searched whole."""
-    from rag_graph.nodes.decomposition import split_question
+    from rag_graph.flow.nodes.decomposition import split_question
 
     assert split_question("HSA or FSA, which should I choose?") == ["which should I choose HSA", "which should I choose FSA"]
     assert split_question("Basic or Standard tier - which one has offline sync?") == [
@@ -194,7 +194,7 @@ def test_a_first_question_that_asks_its_own_borrows_nothing_from_the_next():
     there bereavement leave (jury duty)": "there" read as pointing back, and the part borrowed the
     next one's subject. Its evidence was the jury-duty section, and the bot declined for want of
     "bereavement" there."""
-    from rag_graph.nodes.decomposition import split_question
+    from rag_graph.flow.nodes.decomposition import split_question
 
     assert split_question("Is there bereavement leave? And what about jury duty?") == [
         "Is there bereavement leave", "what about jury duty"]
@@ -219,8 +219,8 @@ def test_a_comparison_of_two_products_gets_each_its_own_sentence(engine):
 def test_a_heading_alone_is_never_an_answer():
     from collections import Counter
 
-    from rag_graph.generation import ExtractiveGenerator
-    from rag_graph.text import term_set
+    from rag_graph.answer.generation import ExtractiveGenerator
+    from rag_graph.language.text import term_set
 
     body = "**Internal Notes On Parental Leave**\n\nParents receive sixteen weeks of paid parental leave."
     chunk = {"chunk_id": "leave::parental::0", "source_id": "leave", "title": "Handbook", "section": "Parental leave",
@@ -231,7 +231,7 @@ def test_a_heading_alone_is_never_an_answer():
 
 
 def test_a_knowledge_gap_names_a_subject_not_a_frame_word():
-    from rag_graph.nodes.quality import describe_gap
+    from rag_graph.flow.nodes.quality import describe_gap
 
     gap = describe_gap({"retrieved_chunks": []}, ["wants", "ago", "sabbatical"])
     assert "“sabbatical”" in gap and "wants" not in gap and "ago" not in gap
@@ -244,7 +244,7 @@ def test_a_knowledge_gap_names_a_subject_not_a_frame_word():
 
 
 def test_a_knowledge_gap_names_the_subject_as_the_asker_wrote_it_and_once():
-    from rag_graph.nodes.quality import describe_gap
+    from rag_graph.flow.nodes.quality import describe_gap
 
     def gap(question, missing):
         return describe_gap({"normalized_query": question, "retrieved_chunks": []}, missing)
@@ -257,7 +257,7 @@ def test_a_knowledge_gap_names_the_subject_as_the_asker_wrote_it_and_once():
 
 
 def test_a_gap_near_a_short_heading_names_its_document_too():
-    from rag_graph.nodes.quality import describe_gap
+    from rag_graph.flow.nodes.quality import describe_gap
 
     ok = {"chunk_id": "moonlighting::ok::0", "source_id": "moonlighting", "title": "A Note About Moonlighting",
           "section": "OK", "similarity": 0.4, "status": "current"}
@@ -266,7 +266,7 @@ def test_a_gap_near_a_short_heading_names_its_document_too():
 
 
 def test_a_gap_near_a_heading_that_asks_a_question_reads_as_one_sentence():
-    from rag_graph.nodes.quality import describe_gap
+    from rag_graph.flow.nodes.quality import describe_gap
 
     faq = {"chunk_id": "slack::access::0", "source_id": "slack", "title": "Getting started with Slack",
            "section": "Do all employees have access to Slack?", "similarity": 0.4, "status": "current"}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_graph.evaluation import (Case, QuestionSetError, abstained, aggregate, answer_recall, citations_valid,
+from rag_graph.tools.evaluation import (Case, QuestionSetError, abstained, aggregate, answer_recall, citations_valid,
                                   fixed_windows, format_table, keyword_coverage, load_cases, main, ndcg,
                                   percentile, ratios, reciprocal_rank, score_question, select_split, summarize)
 

@@ -25,13 +25,13 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from rag_graph.config import Settings
-from rag_graph.context import Deps
+from rag_graph.flow.deps import Deps
 from rag_graph.engine import Engine
-from rag_graph.generation import ChatModelGenerator
-from rag_graph.graph import GENERATION_RETRY
-from rag_graph.index import ENTITY_TABLE, TABLE, VOCABULARY_TABLE, Index, RefreshError, RefreshInProgress
-from rag_graph.vector_store import TABLE as VECTORS
-from rag_graph.text import term_set
+from rag_graph.answer.generation import ChatModelGenerator
+from rag_graph.flow.graph import GENERATION_RETRY
+from rag_graph.retrieval.index import ENTITY_TABLE, TABLE, VOCABULARY_TABLE, Index, RefreshError, RefreshInProgress
+from rag_graph.retrieval.vector_store import TABLE as VECTORS
+from rag_graph.language.text import term_set
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ("handbook/employee-handbook-2025.md", "handbook/benefits.md", "office/facilities.md")
@@ -191,8 +191,8 @@ def test_a_second_reload_while_one_runs_is_refused(served, small_corpus, monkeyp
 # waits there to be killed.
 _KILLABLE = textwrap.dedent("""
     import sys, time
-    from rag_graph.embeddings import Embedder
-    from rag_graph.index import Index
+    from rag_graph.retrieval.embeddings import Embedder
+    from rag_graph.retrieval.index import Index
     from bot.cli import main
 
     point = sys.argv[1]

@@ -10,9 +10,9 @@ import pytest
 from conftest import ROOT
 from rag_graph.config import Settings
 from rag_graph.engine import Engine
-from rag_graph.ingest import chunk_document, load_corpus, parse_document
-from rag_graph.injection import without_orders
-from rag_graph.redact import MASK, mask_secrets
+from rag_graph.retrieval.ingest import chunk_document, load_corpus, parse_document
+from rag_graph.answer.injection import without_orders
+from rag_graph.answer.redact import MASK, mask_secrets
 
 sys.path.insert(0, str(ROOT / "eval"))
 from mixed_formats import PAGE_BREAK, write_docx, write_pdf, write_scanned_pdf  # noqa: E402

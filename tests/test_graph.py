@@ -8,13 +8,13 @@ from collections import Counter
 import pytest
 
 from rag_graph.config import RetrievalConfig
-from rag_graph.context import Deps
-from rag_graph.entities import Entity, Gazetteer
-from rag_graph.generation import ExtractiveGenerator, holds_answer, wanted_answer
-from rag_graph.graph import build_graph
-from rag_graph.nodes.decomposition import split_question
-from rag_graph.nodes.quality import describe_gap
-from rag_graph.text import term_set
+from rag_graph.flow.deps import Deps
+from rag_graph.retrieval.entities import Entity, Gazetteer
+from rag_graph.answer.generation import ExtractiveGenerator, holds_answer, wanted_answer
+from rag_graph.flow.graph import build_graph
+from rag_graph.flow.nodes.decomposition import split_question
+from rag_graph.flow.nodes.quality import describe_gap
+from rag_graph.language.text import term_set
 
 SPEC_NODES = {
     "prepare_query", "prepare_corpus_index", "retrieve_candidates", "rank_and_filter_context",
@@ -128,7 +128,7 @@ def test_archived_blog_loses_to_the_handbook_and_the_conflict_is_recorded(engine
 
 
 def test_a_conflict_note_does_not_repeat_the_year_its_source_title_holds():
-    from rag_graph.nodes.finalize import _conflict_note
+    from rag_graph.flow.nodes.finalize import _conflict_note
 
     record = {"winner": {"chunk_id": "hb-2025::pto::0", "title": "Employee Handbook 2025", "effective_date": "2025-01-01"},
               "loser": {"chunk_id": "hb-2023::pto::0", "title": "Employee Handbook 2023 (archived)",
@@ -418,14 +418,14 @@ def test_an_answer_from_several_documents_names_each_document_once_per_passage(m
     assert [s["text"].split(":")[0] for s in sentences if ":" in s["text"]] == ["Leave types", "Tock"]
     assert len(sentences) == 3
     # When the other document's sentence does not fit, the answer comes from one: it names none.
-    monkeypatch.setattr("rag_graph.generation.MAX_ANSWER_CHARS", 200)
+    monkeypatch.setattr("rag_graph.answer.generation.MAX_ANSWER_CHARS", 200)
     answer = compose(question, [leave, tock])["answer"]
     assert "#670" not in answer and ":" not in answer
 
 
 def test_a_sentence_ending_inside_quotes_keeps_its_quote_and_gets_no_second_full_stop():
-    from rag_graph.generation import clean_sentence
-    from rag_graph.text import sentences
+    from rag_graph.answer.generation import clean_sentence
+    from rag_graph.language.text import sentences
 
     assert sentences("Comp time is not officially “performing work.” If you leave, it is paid out.") == (
         "Comp time is not officially “performing work.”", "If you leave, it is paid out.")
@@ -436,7 +436,7 @@ def test_a_sentence_ending_inside_quotes_keeps_its_quote_and_gets_no_second_full
 
 
 def test_an_answer_reads_without_markdown_escapes_run_on_list_commas_or_invisible_characters():
-    from rag_graph.generation import clean_sentence
+    from rag_graph.answer.generation import clean_sentence
 
     assert clean_sentence("**\\*Note:** If you called Ad Trav, ask for a refund") == "Note: If you called Ad Trav, ask for a refund."
     assert clean_sentence("- Jury leave, and") == "Jury leave."
@@ -470,7 +470,7 @@ def test_a_code_block_is_one_sentence_whose_lines_stay_lines():
     completion >> ~/.bashrc npm completion >> ~/.zshrc."), one command a user could not copy. A
     fenced block is one sentence, blank lines and all, even right after a line of text; what looks
     like a list or a table inside it is code."""
-    from rag_graph.text import lists, sentences, table_sentences
+    from rag_graph.language.text import lists, sentences, table_sentences
 
     assert sentences(COMPLETION)[3] == "```bash\nnpm completion >> ~/.bashrc\n\nnpm completion >> ~/.zshrc\n```"
     config = "Add this to the file:\n```yaml\n- name: ci\n| not | a table |\n|---|---|\n```\nThen save it."
@@ -487,7 +487,7 @@ def test_a_command_is_answered_as_code_after_the_sentence_that_leads_in_to_it():
     that says what they do; both Slack and Teams render a fenced block. The lead-in holds the
     block it leads in to (as it holds a list), and a code block that answers brings the sentence
     before it. A listing too long to answer with is left to the page."""
-    from rag_graph.generation import join_sentences
+    from rag_graph.answer.generation import join_sentences
 
     completion = chunk("npm-completion::description::0", COMPLETION, title="npm-completion", section="Description")
     answer = compose("how do I make npm completions available everywhere in zsh by adding them to ~/.zshrc?",
@@ -571,7 +571,7 @@ def test_a_changelog_heading_like_new_or_fixed_is_no_subject_of_a_thread(engine)
 
 
 def test_a_word_the_evidence_says_differently_is_not_a_knowledge_gap(embedder):
-    from rag_graph.nodes.evidence import has_synonym
+    from rag_graph.scoring.evidence import has_synonym
 
     mileage = chunk("travel::mileage::0", "Mileage is reimbursed when you drive your own automobile to a client site.")
     assert has_synonym("car", [mileage], embedder)
@@ -957,7 +957,7 @@ def test_an_identifier_the_evidence_writes_verbatim_says_what_the_question_is_ab
 
 
 def test_a_gap_names_a_hyphenated_word_as_the_asker_wrote_it():
-    from rag_graph.nodes.evidence import uncovered_terms
+    from rag_graph.scoring.evidence import uncovered_terms
     evidence = [chunk("travel::bikes::0", "Bicycles can be stored in the basement racks.")]
     vocabulary = ({"bicycl": 1, "ebik": 1, "e": 1, "bik": 2, "store": 1}, 4)
     gaps = uncovered_terms("can I charge my e-bike at the office?", evidence, vocabulary)
@@ -968,8 +968,8 @@ def test_a_word_written_with_accents_matches_it_written_without():
     """The 18F handbook writes "resume" 44 times and "résumé" twice; an asker who types the
     accents must still find the resume page (LanceDB's full-text leg folds accents; the
     evidence checks did not, so the page held none of the question's words)."""
-    from rag_graph.nodes.evidence import relevance_scores
-    from rag_graph.text import terms
+    from rag_graph.scoring.evidence import relevance_scores
+    from rag_graph.language.text import terms
     assert terms("Résumé, café, naïve") == terms("resume, cafe, naive")
     resume = chunk("resume::formatting::0", "Keep your federal resume focused on results.", similarity=0.3)
     deadline = chunk("hiring::deadline::0", "Set your deadline at least five business days out.", similarity=0.3)
@@ -983,8 +983,8 @@ def test_a_word_whose_s_is_no_plural_matches_its_plural():
     stemmer took the s of 'bonus' for a plural ('bonu'), so evidence on "bonuses" read as silent
     about the asker's "bonus", a false knowledge gap (on 37signals, "seriously ill" likewise
     missed the Massachusetts rule on "a serious health condition")."""
-    from rag_graph.nodes.evidence import uncovered_terms
-    from rag_graph.text import stem
+    from rag_graph.scoring.evidence import uncovered_terms
+    from rag_graph.language.text import stem
     assert stem("serious") == stem("seriously") and stem("class") == stem("classes")
     assert stem("access") == stem("accessed") and stem("status") == stem("statuses")
     evidence = [chunk("people::referrals::0", "Referral bonuses are paid once the new hire has stayed 90 days.")]
@@ -995,8 +995,8 @@ def test_a_word_whose_s_is_no_plural_matches_its_plural():
 def test_apply_is_not_the_app():
     """'ly' is stripped from adverbs only: 'apply' became 'app', so a chunk about "the app" held
     the asker's "apply" and ranked as if it said how to apply."""
-    from rag_graph.nodes.evidence import relevance_scores
-    from rag_graph.text import stem
+    from rag_graph.scoring.evidence import relevance_scores
+    from rag_graph.language.text import stem
     assert stem("apply") == stem("applies") == stem("applied") != stem("app")
     assert stem("easily") == stem("easy") and stem("monthly") == stem("month") and stem("early") != stem("ear")
     app = chunk("tools::mobile::0", "Install the app on your phone to see your permit.", similarity=0.5)
@@ -1011,7 +1011,7 @@ def test_an_acronym_is_held_by_the_words_it_stands_for_in_lower_case_too(embedde
     """37signals writes "performance improvement plans", never "PIP": the answer to "could I be
     put on a PIP…?" opened with the sentence that shares "put" and "first year" instead. Lower
     case counts only when every word is a content word: "have questions" is no "HQ"."""
-    from rag_graph.text import spells_out, terms_held
+    from rag_graph.language.text import spells_out, terms_held
     assert spells_out("PIP", "We don't do performance improvement plans.") and spells_out("IC", "an individual contributor")
     assert not spells_out("HQ", "Email us if you have questions.") and not spells_out("IC", "It is crucial.")
     assert "pip" in terms_held("could I be put on a PIP?", "We don't do performance improvement plans.")
@@ -1033,7 +1033,7 @@ def test_the_last_day_of_the_month_is_a_date_and_a_when_that_joins_two_clauses_a
     enrollment ("in November… beginning December 1"), a date, while "your coverage will end on
     the last day of the month" was not one. 18F threads: "what happens when a holiday lands on
     my day off?" asks what happens, and its answer was the example with "Monday, December 22nd"."""
-    from rag_graph.generation import holds_answer, wanted_answer
+    from rag_graph.answer.generation import holds_answer, wanted_answer
     when = wanted_answer("if I quit, when does my health coverage stop?")
     assert holds_answer("If you resign, your coverage will end on the last day of the month.", when)
     assert holds_answer("Timesheets are due by the end of the pay period.", when)
@@ -1065,7 +1065,7 @@ def test_a_time_counted_from_an_event_answers_a_when_question():
 def test_a_contraction_typed_without_its_apostrophe_is_no_subject_of_the_question(engine):
     """Chat drops apostrophes: "dont i need approval for a monitor" was declined with "Nothing in
     the knowledge base covers “dont”", and "whats" weighed as much as the rarest word of a question."""
-    from rag_graph.text import terms
+    from rag_graph.language.text import terms
 
     assert terms("whats the cap, ive asked and dont know, im new") == terms("what's the cap, I've asked and don't know, I'm new")
     state = engine.run("dont i need approval for a monitor")
@@ -1109,7 +1109,7 @@ def test_the_options_after_a_which_question_are_its_parts_and_each_answer_names_
     the liquidity pool's rule filled the answer. Each option is now a part; answered from two
     sections of one document, each sentence says which section it speaks for ("It includes…" is
     about Enterprise)."""
-    from rag_graph.nodes.decomposition import split_question
+    from rag_graph.flow.nodes.decomposition import split_question
 
     assert split_question("which maxes out sooner, profit-sharing shares or liquidity pool shares?") == [
         "which maxes out sooner profit-sharing shares", "which maxes out sooner liquidity pool shares"]
@@ -1124,8 +1124,8 @@ def test_a_fare_is_not_far_and_care_is_not_a_car():
     """Dropping a final e made other words: 'fare' was 'far', 'care' and 'career' were 'car'. So
     a travel page on train fares held the "far" of "how far ahead do I ask for leave?", and a
     page on rental cars the "care" of "how much leave to care for a parent?"."""
-    from rag_graph.nodes.evidence import relevance_scores
-    from rag_graph.text import stem
+    from rag_graph.scoring.evidence import relevance_scores
+    from rag_graph.language.text import stem
     assert stem("fare") == stem("fares") == stem("fared") != stem("far")
     assert stem("care") == stem("caring") == stem("cared") != stem("car") == stem("cars")
     assert stem("rate") == stem("rating") != stem("rat") and stem("site") == stem("sites") != stem("sit")
@@ -1700,7 +1700,7 @@ def test_a_follow_up_that_asks_for_nothing_itself_asks_for_what_the_question_bef
     """The blind set (Node.js's contributor handbook): "what about for a V8 upgrade?" after "who do I
     cc when I'm upgrading libuv?" was answered with when V8 is upgraded. It asks who, as the
     question before it did: the team handles of the V8 row answer it."""
-    from rag_graph.generation import ExtractiveGenerator, holds_answer, wanted_answer
+    from rag_graph.answer.generation import ExtractiveGenerator, holds_answer, wanted_answer
 
     assert holds_answer("Subsystem: upgrading V8; Maintainers: @nodejs/V8, @nodejs/post-mortem", wanted_answer("who?"))
     rows = chunk("collaborator-guide::who-to-cc::0", "| Subsystem | Maintainers |\n| --- | --- |\n"

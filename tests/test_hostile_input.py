@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from rag_graph.state import FinalOutput
+from rag_graph.flow.state import FinalOutput
 
 UNREADABLE = "I couldn't read a question there"
 DONT_KNOW = "I don't know"

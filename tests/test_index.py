@@ -6,10 +6,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from rag_graph import index as index_module
-from rag_graph.embeddings import Embedder, content_tokens
-from rag_graph.index import Index, RefreshError, RefreshInProgress
-from rag_graph.text import sentences, stem
+from rag_graph.retrieval import index as index_module
+from rag_graph.retrieval.embeddings import Embedder, content_tokens
+from rag_graph.retrieval.index import Index, RefreshError, RefreshInProgress
+from rag_graph.language.text import sentences, stem
 
 DOCS = {
     "office.md": "# Office\n\n## Animals\n\nStaff may bring their dogs and cats along on Fridays.\n",

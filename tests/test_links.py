@@ -3,7 +3,7 @@ addresses an answer may quote."""
 import pytest
 
 from rag_graph.config import Settings, SettingsError
-from rag_graph.links import citation_url, source_url
+from rag_graph.answer.links import citation_url, source_url
 
 GITHUB = "https://github.com/acme/handbook/blob/main/{path}"
 SITE = "https://handbook.example.com/{slug}/"

@@ -10,10 +10,10 @@ import boto3
 import pytest
 
 from bot.cli import main
-from rag_graph import index as index_module
+from rag_graph.retrieval import index as index_module
 from rag_graph.config import Settings, SettingsError
-from rag_graph.index import Index, RefreshError
-from rag_graph.text import stem
+from rag_graph.retrieval.index import Index, RefreshError
+from rag_graph.language.text import stem
 from servers import BUCKET
 from test_index import DOCS, corpus  # noqa: F401 (fixture)
 

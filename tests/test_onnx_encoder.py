@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rag_graph import embeddings
-from rag_graph.embeddings import Embedder, all_cores
-from rag_graph.onnx_encoder import OnnxEncoder
+from rag_graph.retrieval import embeddings
+from rag_graph.retrieval.embeddings import Embedder, all_cores
+from rag_graph.retrieval.onnx_encoder import OnnxEncoder
 
 TEXTS = [
     "Who approves my travel request?",
@@ -99,7 +99,7 @@ def test_without_onnx_runtime_the_model_still_encodes_with_torch(embedder, monke
 
 @pytest.mark.parametrize("modules", [["Transformer", "Pooling", "Dense"], ["Transformer", "Pooling"]])
 def test_only_the_plain_mean_pooling_pipeline_is_exported(modules):
-    from rag_graph.onnx_encoder import _plain_pipeline
+    from rag_graph.retrieval.onnx_encoder import _plain_pipeline
 
     class Module:
         pooling_mode = "mean"

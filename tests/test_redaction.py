@@ -18,9 +18,9 @@ import pytest
 from bot.slack.render import render_answer
 from rag_graph.config import Settings
 from rag_graph.engine import Engine
-from rag_graph.ingest import load_corpus
-from rag_graph.redact import MASK, clean_for_user, mask_secrets
-from rag_graph.text import sentences
+from rag_graph.retrieval.ingest import load_corpus
+from rag_graph.answer.redact import MASK, clean_for_user, mask_secrets
+from rag_graph.language.text import sentences
 
 FIXTURE = Path(__file__).parent / "fixtures" / "redaction_corpus"
 BUNDLED = Path(__file__).resolve().parent.parent / "corpus"

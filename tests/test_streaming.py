@@ -1,8 +1,8 @@
 """A chat model's tokens become streamable sentences only once they are safe to show."""
 import re
 
-from rag_graph.generation import SentenceStream
-from rag_graph.redact import clean_for_user
+from rag_graph.answer.generation import SentenceStream
+from rag_graph.answer.redact import clean_for_user
 
 
 def stream(text: str) -> list[str]:

@@ -13,16 +13,16 @@ from slack_sdk.http_retry import RateLimitErrorRetryHandler, default_retry_handl
 from slack_sdk.http_retry.builtin_handlers import ServerErrorRetryHandler
 
 from rag_graph.config import Settings
-from ..access import Access
-from ..admin import Admin, Markup
-from ..dedupe import RedisSeen, SeenCache
-from ..feedback import FeedbackLog
-from ..gaps import gap_log
-from ..shared import SharedState
-from .conversation import Conversations
-from .listeners import assistant, commands, feedback, messages
-from .render import escape
-from .usergroups import UsergroupMembers
+from bot.access import Access
+from bot.admin import Admin, Markup
+from bot.dedupe import RedisSeen, SeenCache
+from bot.feedback import FeedbackLog
+from bot.gaps import gap_log
+from bot.shared import SharedState
+from bot.slack.conversation import Conversations
+from bot.slack.listeners import assistant, commands, feedback, messages
+from bot.slack.render import escape
+from bot.slack.usergroups import UsergroupMembers
 
 log = logging.getLogger(__name__)
 EVENTS_PATH = "/slack/events"

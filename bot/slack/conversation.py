@@ -11,15 +11,15 @@ from slack_sdk.errors import SlackApiError
 
 from rag_graph.config import Settings
 
-from ..access import Access
-from ..admin import Markup, help_text
-from ..dedupe import RedisSeen, SeenCache
-from ..gaps import GapLog
-from ..intent import classify, mentioned_users
-from .delivery import Delivery
-from .render import PLACEHOLDER, answer_body, answer_tail, apology, render_answer
-from .threads import PEOPLE_SUBTYPES, fetch_thread, history, is_from, plain_text
-from .usergroups import UsergroupMembers
+from bot.access import Access
+from bot.admin import Markup, help_text
+from bot.dedupe import RedisSeen, SeenCache
+from bot.gaps import GapLog
+from bot.intent import classify, mentioned_users
+from bot.slack.delivery import Delivery
+from bot.slack.render import PLACEHOLDER, answer_body, answer_tail, apology, render_answer
+from bot.slack.threads import PEOPLE_SUBTYPES, fetch_thread, history, is_from, plain_text
+from bot.slack.usergroups import UsergroupMembers
 
 log = logging.getLogger(__name__)
 SMALL_TALK_REACTION = "+1"

@@ -12,7 +12,7 @@ import logging
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackRequestError
 
-from .render import PLACEHOLDER
+from bot.slack.render import PLACEHOLDER
 
 log = logging.getLogger(__name__)
 STATUS = "is looking through the documents…"

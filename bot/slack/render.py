@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ..reply import (CLOSEST, DONT_KNOW, DONT_KNOW_WHY, MISSING, Reply, Source, apology as apology_reply, build_reply,
+from bot.reply import (CLOSEST, DONT_KNOW, DONT_KNOW_WHY, MISSING, Reply, Source, apology as apology_reply, build_reply,
                      quote_ref, safe_url, where_to_ask)
 
 MAX_SECTION = 3000

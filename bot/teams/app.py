@@ -14,12 +14,12 @@ from microsoft_agents.hosting.core import AgentApplication, MemoryStorage, TurnS
 
 from rag_graph.config import Settings
 
-from ..access import Access
-from ..admin import Admin
-from ..feedback import FeedbackLog
-from ..gaps import gap_log
-from ..shared import SharedState
-from .conversation import MARKUP, TeamsConversations
+from bot.access import Access
+from bot.admin import Admin
+from bot.feedback import FeedbackLog
+from bot.gaps import gap_log
+from bot.shared import SharedState
+from bot.teams.conversation import MARKUP, TeamsConversations
 
 MESSAGES_PATH = "/api/messages"
 PREFIX = "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__"

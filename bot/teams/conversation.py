@@ -22,15 +22,15 @@ from rag_graph.config import Settings
 
 from rag_graph.engine import Scope
 
-from ..access import Access
-from ..admin import COMMANDS, Admin, Markup
-from ..dedupe import RedisSeen, SeenCache
-from ..feedback import FeedbackLog
-from ..gaps import GapLog
-from ..intent import classify
-from ..memory import ConversationMemory
-from ..reply import apology, build_reply
-from .render import escape, render
+from bot.access import Access
+from bot.admin import COMMANDS, Admin, Markup
+from bot.dedupe import RedisSeen, SeenCache
+from bot.feedback import FeedbackLog
+from bot.gaps import GapLog
+from bot.intent import classify
+from bot.memory import ConversationMemory
+from bot.reply import apology, build_reply
+from bot.teams.render import escape, render
 
 log = logging.getLogger(__name__)
 # Graph runs are CPU-bound on a small machine: more threads than this only queue inside torch.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from microsoft_agents.activity import Activity, ActivityTypes, ClientCitation, ClientCitationAppearance
 
-from ..reply import CLOSEST, DONT_KNOW, DONT_KNOW_WHY, MISSING, Reply, quote_ref, where_to_ask
+from bot.reply import CLOSEST, DONT_KNOW, DONT_KNOW_WHY, MISSING, Reply, quote_ref, where_to_ask
 
 # Teams' limits for a citation: the list, its title, its excerpt.
 MAX_CITATIONS = 20

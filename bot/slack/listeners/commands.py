@@ -7,8 +7,8 @@ from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from ...admin import Admin
-from ..render import escape
+from bot.admin import Admin
+from bot.slack.render import escape
 
 log = logging.getLogger(__name__)
 

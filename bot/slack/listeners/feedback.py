@@ -8,9 +8,9 @@ from slack_bolt import Ack, App
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from ...feedback import FeedbackLog
-from ...gaps import GapLog
-from ..render import FEEDBACK_ACTION, VOTES
+from bot.feedback import FeedbackLog
+from bot.gaps import GapLog
+from bot.slack.render import FEEDBACK_ACTION, VOTES
 
 log = logging.getLogger(__name__)
 THANKS = {"helpful": "Thanks, glad it helped!",

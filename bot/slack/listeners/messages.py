@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from slack_bolt import App, BoltContext, SayStream, SetStatus
 from slack_sdk import WebClient
 
-from ..conversation import Conversations
+from bot.slack.conversation import Conversations
 
 log = logging.getLogger(__name__)
 # Graph runs are CPU-bound on a small machine: more threads than this only queue inside torch.

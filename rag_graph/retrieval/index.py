@@ -29,10 +29,10 @@ from .embeddings import Embedder, checked
 from .entities import EXTRACTOR_VERSION, Gazetteer, extract
 from .entities import rows as entity_rows
 from . import published
-from .errors import IndexNotReady, RefreshError, RefreshInProgress
+from ..errors import IndexNotReady, RefreshError, RefreshInProgress
 from .ingest import Chunk, Corpus, load_corpus
 from .scope import Scope, ScopedIndex, audience_clause, matches
-from .text import STEMMER_VERSION, sentences, terms
+from ..language.text import STEMMER_VERSION, sentences, terms
 from .vector_store import VectorStore
 
 log = logging.getLogger(__name__)

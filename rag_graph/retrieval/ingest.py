@@ -21,7 +21,7 @@ from typing import Callable
 import yaml
 
 from .loaders import SUFFIXES, UnreadableFile, is_sidecar, page_name, read_markdown
-from .text import FENCE, MD_LINK, SPLITTER_VERSION, indent, item_lines, link_labels, paragraphs, without_emphasis
+from ..language.text import FENCE, MD_LINK, SPLITTER_VERSION, indent, item_lines, link_labels, paragraphs, without_emphasis
 
 log = logging.getLogger(__name__)
 

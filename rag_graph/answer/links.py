@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
-from .loaders import page_name
+from ..retrieval.loaders import page_name
 
 
 def source_url(template: str, path: str) -> str:

@@ -7,11 +7,11 @@ import logging
 import numpy as np
 from langgraph.runtime import Runtime
 
-from ..context import Deps
-from ..links import citation_url
+from ..deps import Deps
+from ...answer.links import citation_url
 from ..state import Citation, State
-from ..text import term_set
-from .evidence import by_relevance, foreign_terms, uncovered_terms
+from ...language.text import term_set
+from ...scoring.evidence import by_relevance, foreign_terms, uncovered_terms
 from .quality import describe_gap
 
 log = logging.getLogger(__name__)

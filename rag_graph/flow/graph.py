@@ -17,7 +17,7 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy
 
-from .context import Deps
+from .deps import Deps
 from .nodes.decomposition import decompose_question, has_sub_questions, retrieve_sub_questions
 from .nodes.finalize import finalize_answer, finalize_failure, finalize_insufficient_context
 from .nodes.generation import build_augmented_prompt, generate_answer

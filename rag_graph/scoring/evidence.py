@@ -12,8 +12,8 @@ import numpy as np
 
 from lemminflect import getAllLemmas
 
-from ..text import STOPWORDS, idf, sentences, stem, term_set, terms, terms_held
-from ..text import words as _words
+from ..language.text import STOPWORDS, idf, sentences, stem, term_set, terms, terms_held
+from ..language.text import words as _words
 
 # Weights of cosine similarity, term coverage and BM25 (relative to the best BM25 of the query)
 # in a chunk's relevance; measured on both eval sets (`citebot eval`), see the issue notes.

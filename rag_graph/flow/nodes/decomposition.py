@@ -14,11 +14,11 @@ import re
 from langgraph.runtime import Runtime
 from lemminflect import getAllLemmas
 
-from ..context import Deps
-from ..entities import Gazetteer
+from ..deps import Deps
+from ...retrieval.entities import Gazetteer
 from ..state import State
-from ..text import STOPWORDS, term_set, terms, words
-from .evidence import relevance_scores
+from ...language.text import STOPWORDS, term_set, terms, words
+from ...scoring.evidence import relevance_scores
 from .quality import MIN_COVERAGE, is_outdated
 from .retrieval import well_formed
 from .query import QUESTION_WORDS, corpus_gazetteer, split_follow_up

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import Settings
+from ..config import Settings
 from .evaluation import load_cases, percentile
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,9 +101,9 @@ def _percentiles(times: list[float]) -> dict:
 def bench_indexing(corpus: Path, scratch: Path, embedder) -> tuple[dict, Path, Path]:
     """Build throughput against the raw encode ceiling, then the two refreshes.
     Returns the results, the corpus copy and the db they left behind (the handbook index)."""
-    from .embeddings import all_cores
-    from .index import Index
-    from .ingest import load_corpus
+    from ..retrieval.embeddings import all_cores
+    from ..retrieval.index import Index
+    from ..retrieval.ingest import load_corpus
 
     copy, db = scratch / "corpus", scratch / "handbook-db"
     shutil.copytree(corpus, copy)
@@ -212,7 +212,7 @@ def build_synthetic(rows: int, folder: Path, seed: int = 11) -> dict:
     import lancedb
     from lancedb.index import FTS
 
-    from .index import SERVING_TAG, TABLE
+    from ..retrieval.index import SERVING_TAG, TABLE
 
     rng = np.random.default_rng(seed)
     vocabulary = _vocabulary()
@@ -238,7 +238,7 @@ def build_synthetic(rows: int, folder: Path, seed: int = 11) -> dict:
 def time_hybrid(index, queries: int = SCALE_QUERIES, seed: int = 5) -> dict:
     """p50 / p95 of hybrid searches with the graph's candidate count; every query brings its
     vector (the model never loads), and the same seed asks the same queries."""
-    from .nodes.retrieval import CANDIDATES
+    from ..flow.nodes.retrieval import CANDIDATES
 
     rng = np.random.default_rng(seed)
     common = _vocabulary()[:300]
@@ -254,8 +254,8 @@ def time_hybrid(index, queries: int = SCALE_QUERIES, seed: int = 5) -> dict:
 
 
 def bench_scale_step(rows: int, folder: Path) -> dict:
-    from .embeddings import Embedder
-    from .index import Index
+    from ..retrieval.embeddings import Embedder
+    from ..retrieval.index import Index
 
     built = build_synthetic(rows, folder)
     latency = time_hybrid(Index(folder, Embedder()))
@@ -273,8 +273,8 @@ def bench_object_storage(scratch: Path, rows: int = OBJECT_STORAGE_ROWS) -> dict
     except ImportError:
         return {"status": "n/a", "reason": "needs moto[server] (the dev extra)"}
 
-    from .embeddings import Embedder
-    from .index import SERVING_TAG, Index
+    from ..retrieval.embeddings import Embedder
+    from ..retrieval.index import SERVING_TAG, Index
 
     folder = scratch / "object-storage-local"
     built = build_synthetic(rows, folder)
@@ -475,7 +475,7 @@ def format_table(results: dict) -> str:
 
 
 def bench_corpus(corpus: Path, questions: Path, scratch: Path, embedder, repeat: int) -> tuple[dict, Path, Path]:
-    from .engine import Engine
+    from ..engine import Engine
 
     print(f"bench: indexing {corpus} …", file=sys.stderr, flush=True)
     indexing, copy, db = bench_indexing(corpus, scratch, embedder)
@@ -490,7 +490,7 @@ def bench_corpus(corpus: Path, questions: Path, scratch: Path, embedder, repeat:
 
 
 def main(args) -> int:
-    from .embeddings import Embedder
+    from ..retrieval.embeddings import Embedder
 
     corpora = [Path(args.corpus)] if args.corpus else default_corpora()
     started = time.perf_counter()

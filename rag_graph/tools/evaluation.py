@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import Settings
+from ..config import Settings
 
 RETRIEVAL_METRICS = ("mrr", "ndcg", "keyword_coverage", "avg_chunk_chars")
 BASELINE_CHUNK_CHARS = 500
@@ -264,7 +264,7 @@ class Baseline:
     def __init__(self, corpus_dir: Path, embedder):
         import lancedb
 
-        from .ingest import load_corpus
+        from ..retrieval.ingest import load_corpus
 
         started = time.perf_counter()
         self.embedder = embedder
@@ -379,7 +379,7 @@ def format_table(summary: dict) -> str:
 def main(args) -> int:
     import sys
 
-    from .engine import Engine
+    from ..engine import Engine
 
     # Callers built before --split existed pass no split: they mean every question.
     split = getattr(args, "split", "all")

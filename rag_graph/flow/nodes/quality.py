@@ -5,10 +5,10 @@ import re
 
 from langgraph.runtime import Runtime
 
-from ..context import Deps
+from ..deps import Deps
 from ..state import State
-from ..text import sentences, term_set, terms_held, weighted_coverage
-from .evidence import (by_relevance, foreign_terms, holds_role, kind_named, names_a_subject, query_weights,
+from ...language.text import sentences, term_set, terms_held, weighted_coverage
+from ...scoring.evidence import (by_relevance, foreign_terms, holds_role, kind_named, names_a_subject, query_weights,
                        relevance_scores, rerank_late, role_asked, subject_weights, uncovered_terms, values)
 
 MIN_COVERAGE = 0.5  # a chunk below the similarity threshold survives if it holds half the query

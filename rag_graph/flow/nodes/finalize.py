@@ -5,10 +5,10 @@ import logging
 
 from langgraph.runtime import Runtime
 
-from ..context import Deps
-from ..message import normalize
-from ..redact import clean_for_user
-from ..spelling import reading_note
+from ..deps import Deps
+from ...language.message import normalize
+from ...answer.redact import clean_for_user
+from ...language.spelling import reading_note
 from ..state import Citation, FinalOutput, State
 from .grounding import cite
 from .quality import closest_chunk, describe_gap

@@ -8,8 +8,8 @@ from typing import Callable, Protocol
 
 import numpy as np
 
-from .embeddings import checked
-from .entities import Gazetteer
+from ..retrieval.embeddings import checked
+from ..retrieval.entities import Gazetteer
 
 
 class Retriever(Protocol):

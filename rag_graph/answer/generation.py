@@ -15,13 +15,13 @@ from typing import Callable
 
 import numpy as np
 
-from .entities import Gazetteer
-from .ingest import own_heading
-from .nodes.decomposition import options
-from .nodes.evidence import best_matches, by_relevance, holds_role, query_weights, role_asked, standing
-from .nodes.quality import SAME_TOPIC
-from .nodes.query import split_follow_up
-from .text import (FENCE, LIST_ITEM, STOPWORDS, code_of, is_code, lead_ins, link_labels, lists, sentences, table_sentences,
+from ..retrieval.entities import Gazetteer
+from ..retrieval.ingest import own_heading
+from ..flow.nodes.decomposition import options
+from ..scoring.evidence import best_matches, by_relevance, holds_role, query_weights, role_asked, standing
+from ..flow.nodes.quality import SAME_TOPIC
+from ..flow.nodes.query import split_follow_up
+from ..language.text import (FENCE, LIST_ITEM, STOPWORDS, code_of, is_code, lead_ins, link_labels, lists, sentences, table_sentences,
                    term_set, terms, terms_held, weighted_coverage, without_emphasis, words)
 
 MAX_SENTENCES = 3

@@ -5,9 +5,9 @@ import logging
 
 from langgraph.runtime import Runtime
 
-from ..context import Deps
-from ..generation import render_prompt
-from ..injection import quarantine
+from ..deps import Deps
+from ...answer.generation import render_prompt
+from ...answer.injection import quarantine
 from ..state import State
 from .retrieval import CONTEXT_SIZE
 

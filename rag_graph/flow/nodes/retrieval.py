@@ -6,9 +6,9 @@ import math
 
 from langgraph.runtime import Runtime
 
-from ..context import Deps
+from ..deps import Deps
 from ..state import State
-from .evidence import relevance_scores
+from ...scoring.evidence import relevance_scores
 from .quality import text_key
 
 log = logging.getLogger(__name__)

@@ -8,15 +8,15 @@ from typing import Callable
 
 from langgraph.runtime import Runtime
 
-from ..config import MAX_QUESTION_CHARS, RetrievalConfig
-from ..context import Deps
-from ..entities import Entity, Gazetteer
-from ..ingest import own_heading
-from ..message import normalize
-from ..spelling import correct_spelling
+from ...config import MAX_QUESTION_CHARS, RetrievalConfig
+from ..deps import Deps
+from ...retrieval.entities import Entity, Gazetteer
+from ...retrieval.ingest import own_heading
+from ...language.message import normalize
+from ...language.spelling import correct_spelling
 from ..state import State
-from ..text import STOPWORDS, stem, words
-from .evidence import values
+from ...language.text import STOPWORDS, stem, words
+from ...scoring.evidence import values
 from .finalize import final_output
 
 log = logging.getLogger(__name__)
