@@ -1,0 +1,67 @@
+"""Every question set in eval/ over its corpus, one report each: `python -m rag_graph.tools.eval_all`.
+
+The sets and where their corpora live (the public handbooks sit beside the repository in
+`../shared/corpora`; Node.js, npm and undici docs come with Debian's `nodejs` package). A set whose
+corpus is missing on this machine is skipped with a line saying so. Reports go to `--out`
+(one `<set>.json` each) and indexes to `--db` (one table per corpus, reused between runs).
+Compare two runs with `python -m rag_graph.tools.compare_reports OLD_DIR NEW_DIR`.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = Path(os.environ.get("CITEBOT_SHARED_CORPORA", ROOT.parent / "shared" / "corpora"))
+CORPORA = {
+    "bundled": ROOT / "corpus",
+    "37signals": SHARED / "37signals-handbook",
+    "18f": SHARED / "18f-handbook",
+    "nodejs": Path("/usr/share/doc/nodejs/contributing"),
+    "npm": Path("/usr/lib/node_modules/npm/docs/content"),
+    "undici": Path("/usr/lib/node_modules/npm/node_modules/undici/docs/docs"),
+}
+SETS = {  # question set -> corpus
+    "corpus": "bundled",
+    "handbook": "37signals",
+    "37signals-threads": "37signals",
+    "18f-handbook": "18f",
+    "18f-handbook-more": "18f",
+    "18f-threads": "18f",
+    "nodejs-contributing": "nodejs",
+    "npm-docs": "npm",
+    "undici-docs": "undici",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="folder for the reports")
+    parser.add_argument("--db", default=".citebot/eval-indexes", help="folder for one index per corpus")
+    parser.add_argument("--only", nargs="*", help="set names (default: all nine)")
+    args = parser.parse_args(argv)
+    out, db = Path(args.out), Path(args.db)
+    out.mkdir(parents=True, exist_ok=True)
+    failed = 0
+    for name, corpus in SETS.items():
+        if args.only and name not in args.only:
+            continue
+        folder = CORPORA[corpus]
+        if not folder.is_dir():
+            print(f"skipped {name}: no corpus at {folder}")
+            continue
+        command = [sys.executable, "-m", "bot.cli", "eval", "--tests", str(ROOT / "eval" / f"{name}.jsonl"),
+                   "--corpus", str(folder), "--db", str(db / corpus), "--out", str(out / f"{name}.json")]
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+        lines = (done.stdout + done.stderr).strip().splitlines()
+        print(f"== {name}: " + ("\n".join(lines[-4:]) if done.returncode else next(
+            (line for line in lines if line.startswith("OVERALL")), lines[-1] if lines else "")))
+        failed += done.returncode != 0
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
