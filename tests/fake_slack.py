@@ -90,6 +90,10 @@ class FakeSlack:
         self._faults: dict[str, list[dict]] = {}
         self.statuses: dict[tuple[str, str], str] = {}  # (channel, thread_ts) -> current status
         self.suggested_prompts: dict[tuple[str, str], dict] = {}  # (channel, thread_ts) -> {title, prompts}
+        # "agent" (manifest agent_view) or "assistant" (assistant_view): an agent app's
+        # setSuggestedPrompts with a thread_ts silently does nothing; without one, the prompts
+        # are set for the latest message of the channel (kept under thread_ts None).
+        self.messaging = "assistant"
         self._streaming: set[tuple[str, str]] = set()  # (channel, ts) of messages still streaming
         self._last_us = 1_700_000_000_000_000  # last issued ts, in microseconds
         self._server = _Server(("127.0.0.1", 0), _Handler)
@@ -279,12 +283,36 @@ class FakeSlack:
 
     def _api_assistant_threads_setSuggestedPrompts(self, a: dict) -> dict:
         prompts = _maybe_json(a.get("prompts"))
-        if not a.get("channel_id") or not a.get("thread_ts") or not isinstance(prompts, list):
+        if not a.get("channel_id") or not isinstance(prompts, list):
             return {"ok": False, "error": "invalid_arguments"}
+        if not a.get("thread_ts") and self.messaging == "assistant":
+            return {"ok": False, "error": "invalid_arguments"}  # the legacy experience needs the thread
         if not 1 <= len(prompts) <= 4 or any(not p.get("title") or not p.get("message") for p in prompts):
             return {"ok": False, "error": "invalid_arguments"}
-        self.suggested_prompts[(a["channel_id"], str(a["thread_ts"]))] = {"title": a.get("title"), "prompts": prompts}
+        if a.get("thread_ts") and self.messaging == "agent":
+            return {"ok": True}  # Slack: "will cause the call to silently fail"
+        key = (a["channel_id"], str(a["thread_ts"]) if a.get("thread_ts") else None)
+        self.suggested_prompts[key] = {"title": a.get("title"), "prompts": prompts}
         return {"ok": True}
+
+    def _api_conversations_history(self, a: dict) -> dict:
+        """Top-level messages of the channel, newest first (thread replies are not listed)."""
+        history = self._messages.get(a.get("channel"), {})
+        top = sorted((m for m in history.values() if m.get("thread_ts", m["ts"]) == m["ts"]),
+                     key=lambda m: _ts_key(m["ts"]), reverse=True)
+        limit = int(a.get("limit") or 100)
+        return {"ok": True, "messages": copy.deepcopy(top[:limit]), "has_more": len(top) > limit,
+                "response_metadata": {"next_cursor": ""}}
+
+    def _api_chat_getPermalink(self, a: dict) -> dict:
+        channel, ts = a.get("channel"), str(a.get("message_ts"))
+        msg = self._messages.get(channel, {}).get(ts)
+        if msg is None:
+            return {"ok": False, "error": "message_not_found"}
+        link = f"https://fake-team.slack.com/archives/{channel}/p{ts.replace('.', '')}"
+        if msg.get("thread_ts") and msg["thread_ts"] != ts:  # a reply: Slack adds its thread
+            link += f"?thread_ts={msg['thread_ts']}&cid={channel}"
+        return {"ok": True, "channel": channel, "permalink": link}
 
     @staticmethod
     def _stream_text(a: dict) -> str:

@@ -22,11 +22,12 @@ def test_manifest_asks_for_exactly_what_the_bot_uses():
         "app_mentions:read", "assistant:write", "channels:history", "groups:history", "im:history",
         "chat:write", "commands", "reactions:write"}
     assert manifest["settings"]["event_subscriptions"]["bot_events"] == [
-        "app_mention", "assistant_thread_started", "message.channels", "message.groups", "message.im"]
+        "app_mention", "app_home_opened", "message.channels", "message.groups", "message.im"]
     assert [c["command"] for c in manifest["features"]["slash_commands"]] == ["/citebot"]
     assert manifest["settings"]["interactivity"]["is_enabled"] is True
     assert manifest["features"]["app_home"]["messages_tab_enabled"] is True
-    assert manifest["features"]["assistant_view"]["assistant_description"]  # the AI-app view
+    assert manifest["features"]["agent_view"]["agent_description"]  # Slack's agent messaging
+    assert "assistant_view" not in manifest["features"]  # new apps may no longer declare it
 
 
 def test_serve_refuses_to_start_without_the_tokens_it_needs(capsys):
