@@ -10,7 +10,8 @@ from typing import Callable
 from .config import Settings
 from .flow.deps import Deps
 from .retrieval.embeddings import Embedder, EmbeddingError
-from .answer.generation import ChatModelGenerator, ExtractiveGenerator, SentenceStream, load_chat_model
+from .answer.chat_model import ChatModelGenerator, SentenceStream, load_chat_model
+from .answer.extractive import ExtractiveGenerator
 from .flow.graph import build_graph
 from .retrieval.index import Index, IndexNotReady, RefreshError, RefreshInProgress, RefreshStats
 from .scoring.evidence import names_a_subject

@@ -219,7 +219,7 @@ def test_a_comparison_of_two_products_gets_each_its_own_sentence(engine):
 def test_a_heading_alone_is_never_an_answer():
     from collections import Counter
 
-    from rag_graph.answer.generation import ExtractiveGenerator
+    from rag_graph.answer.extractive import ExtractiveGenerator
     from rag_graph.language.text import term_set
 
     body = "**Internal Notes On Parental Leave**\n\nParents receive sixteen weeks of paid parental leave."

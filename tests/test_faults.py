@@ -27,7 +27,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from rag_graph.config import Settings
 from rag_graph.flow.deps import Deps
 from rag_graph.engine import Engine
-from rag_graph.answer.generation import ChatModelGenerator
+from rag_graph.answer.chat_model import ChatModelGenerator
 from rag_graph.flow.graph import GENERATION_RETRY
 from rag_graph.retrieval.index import ENTITY_TABLE, TABLE, VOCABULARY_TABLE, Index, RefreshError, RefreshInProgress
 from rag_graph.retrieval.vector_store import TABLE as VECTORS

@@ -10,7 +10,7 @@ import pytest
 from rag_graph.config import RetrievalConfig
 from rag_graph.flow.deps import Deps
 from rag_graph.retrieval.entities import Entity, Gazetteer
-from rag_graph.answer.generation import ExtractiveGenerator, holds_answer, wanted_answer
+from rag_graph.answer.extractive import ExtractiveGenerator, holds_answer, wanted_answer
 from rag_graph.flow.graph import build_graph
 from rag_graph.flow.nodes.decomposition import split_question
 from rag_graph.flow.nodes.quality import describe_gap
@@ -418,13 +418,13 @@ def test_an_answer_from_several_documents_names_each_document_once_per_passage(m
     assert [s["text"].split(":")[0] for s in sentences if ":" in s["text"]] == ["Leave types", "Tock"]
     assert len(sentences) == 3
     # When the other document's sentence does not fit, the answer comes from one: it names none.
-    monkeypatch.setattr("rag_graph.answer.generation.MAX_ANSWER_CHARS", 200)
+    monkeypatch.setattr("rag_graph.answer.extractive.MAX_ANSWER_CHARS", 200)
     answer = compose(question, [leave, tock])["answer"]
     assert "#670" not in answer and ":" not in answer
 
 
 def test_a_sentence_ending_inside_quotes_keeps_its_quote_and_gets_no_second_full_stop():
-    from rag_graph.answer.generation import clean_sentence
+    from rag_graph.answer.clean import clean_sentence
     from rag_graph.language.text import sentences
 
     assert sentences("Comp time is not officially “performing work.” If you leave, it is paid out.") == (
@@ -436,7 +436,7 @@ def test_a_sentence_ending_inside_quotes_keeps_its_quote_and_gets_no_second_full
 
 
 def test_an_answer_reads_without_markdown_escapes_run_on_list_commas_or_invisible_characters():
-    from rag_graph.answer.generation import clean_sentence
+    from rag_graph.answer.clean import clean_sentence
 
     assert clean_sentence("**\\*Note:** If you called Ad Trav, ask for a refund") == "Note: If you called Ad Trav, ask for a refund."
     assert clean_sentence("- Jury leave, and") == "Jury leave."
@@ -487,7 +487,7 @@ def test_a_command_is_answered_as_code_after_the_sentence_that_leads_in_to_it():
     that says what they do; both Slack and Teams render a fenced block. The lead-in holds the
     block it leads in to (as it holds a list), and a code block that answers brings the sentence
     before it. A listing too long to answer with is left to the page."""
-    from rag_graph.answer.generation import join_sentences
+    from rag_graph.answer.clean import join_sentences
 
     completion = chunk("npm-completion::description::0", COMPLETION, title="npm-completion", section="Description")
     answer = compose("how do I make npm completions available everywhere in zsh by adding them to ~/.zshrc?",
@@ -1033,7 +1033,7 @@ def test_the_last_day_of_the_month_is_a_date_and_a_when_that_joins_two_clauses_a
     enrollment ("in November… beginning December 1"), a date, while "your coverage will end on
     the last day of the month" was not one. 18F threads: "what happens when a holiday lands on
     my day off?" asks what happens, and its answer was the example with "Monday, December 22nd"."""
-    from rag_graph.answer.generation import holds_answer, wanted_answer
+    from rag_graph.answer.extractive import holds_answer, wanted_answer
     when = wanted_answer("if I quit, when does my health coverage stop?")
     assert holds_answer("If you resign, your coverage will end on the last day of the month.", when)
     assert holds_answer("Timesheets are due by the end of the pay period.", when)
@@ -1700,7 +1700,7 @@ def test_a_follow_up_that_asks_for_nothing_itself_asks_for_what_the_question_bef
     """The blind set (Node.js's contributor handbook): "what about for a V8 upgrade?" after "who do I
     cc when I'm upgrading libuv?" was answered with when V8 is upgraded. It asks who, as the
     question before it did: the team handles of the V8 row answer it."""
-    from rag_graph.answer.generation import ExtractiveGenerator, holds_answer, wanted_answer
+    from rag_graph.answer.extractive import ExtractiveGenerator, holds_answer, wanted_answer
 
     assert holds_answer("Subsystem: upgrading V8; Maintainers: @nodejs/V8, @nodejs/post-mortem", wanted_answer("who?"))
     rows = chunk("collaborator-guide::who-to-cc::0", "| Subsystem | Maintainers |\n| --- | --- |\n"

@@ -24,7 +24,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from rag_graph.config import Settings
 from rag_graph.engine import Engine
-from rag_graph.answer.generation import ChatModelGenerator
+from rag_graph.answer.chat_model import ChatModelGenerator
 from rag_graph.flow.nodes import generation as generation_node
 
 FIXTURE = Path(__file__).parent / "fixtures" / "injected_corpus"

@@ -1,7 +1,7 @@
 """A chat model's tokens become streamable sentences only once they are safe to show."""
 import re
 
-from rag_graph.answer.generation import SentenceStream
+from rag_graph.answer.chat_model import SentenceStream
 from rag_graph.answer.redact import clean_for_user
 
 

@@ -10,7 +10,7 @@ from conftest import BUNDLED_CORPUS
 from fake_chat_model import TwoSentenceModel
 from rag_graph.config import Settings
 from rag_graph.engine import Engine
-from rag_graph.answer.generation import ChatModelGenerator
+from rag_graph.answer.chat_model import ChatModelGenerator
 
 ROOT_TS = "1700000100.000100"
 

@@ -6,7 +6,7 @@ import logging
 from langgraph.runtime import Runtime
 
 from ..deps import Deps
-from ...answer.generation import render_prompt
+from ...answer.prompt import render_prompt
 from ...answer.injection import quarantine
 from ..state import State
 from .retrieval import CONTEXT_SIZE
