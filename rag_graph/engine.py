@@ -15,7 +15,7 @@ from .answer.extractive import ExtractiveGenerator
 from .flow.graph import build_graph
 from .retrieval.index import Index, IndexNotReady, RefreshError, RefreshInProgress, RefreshStats
 from .scoring.evidence import names_a_subject
-from .flow.nodes.finalize import GENERIC_FAILURE, final_output
+from .flow.output import GENERIC_FAILURE, final_output
 from .answer.redact import clean_for_user
 from .retrieval.scope import Scope
 from .flow.state import FinalOutput, State

@@ -9,7 +9,8 @@ from rag_graph.config import Settings
 from rag_graph.engine import Engine
 from rag_graph.retrieval.entities import Entity, Gazetteer, extract
 from rag_graph.retrieval.ingest import load_corpus
-from rag_graph.flow.nodes.query import resolve_follow_up, split_follow_up
+from rag_graph.flow.nodes.query import resolve_follow_up
+from rag_graph.language.question import split_follow_up
 
 CORPUS = Path(__file__).parent / "fixtures" / "conversation_corpus"
 
@@ -231,7 +232,7 @@ def test_a_heading_alone_is_never_an_answer():
 
 
 def test_a_knowledge_gap_names_a_subject_not_a_frame_word():
-    from rag_graph.flow.nodes.quality import describe_gap
+    from rag_graph.flow.gap import describe_gap
 
     gap = describe_gap({"retrieved_chunks": []}, ["wants", "ago", "sabbatical"])
     assert "“sabbatical”" in gap and "wants" not in gap and "ago" not in gap
@@ -244,7 +245,7 @@ def test_a_knowledge_gap_names_a_subject_not_a_frame_word():
 
 
 def test_a_knowledge_gap_names_the_subject_as_the_asker_wrote_it_and_once():
-    from rag_graph.flow.nodes.quality import describe_gap
+    from rag_graph.flow.gap import describe_gap
 
     def gap(question, missing):
         return describe_gap({"normalized_query": question, "retrieved_chunks": []}, missing)
@@ -257,7 +258,7 @@ def test_a_knowledge_gap_names_the_subject_as_the_asker_wrote_it_and_once():
 
 
 def test_a_gap_near_a_short_heading_names_its_document_too():
-    from rag_graph.flow.nodes.quality import describe_gap
+    from rag_graph.flow.gap import describe_gap
 
     ok = {"chunk_id": "moonlighting::ok::0", "source_id": "moonlighting", "title": "A Note About Moonlighting",
           "section": "OK", "similarity": 0.4, "status": "current"}
@@ -266,7 +267,7 @@ def test_a_gap_near_a_short_heading_names_its_document_too():
 
 
 def test_a_gap_near_a_heading_that_asks_a_question_reads_as_one_sentence():
-    from rag_graph.flow.nodes.quality import describe_gap
+    from rag_graph.flow.gap import describe_gap
 
     faq = {"chunk_id": "slack::access::0", "source_id": "slack", "title": "Getting started with Slack",
            "section": "Do all employees have access to Slack?", "similarity": 0.4, "status": "current"}

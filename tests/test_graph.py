@@ -13,7 +13,7 @@ from rag_graph.retrieval.entities import Entity, Gazetteer
 from rag_graph.answer.extractive import ExtractiveGenerator, holds_answer, wanted_answer
 from rag_graph.flow.graph import build_graph
 from rag_graph.flow.nodes.decomposition import split_question
-from rag_graph.flow.nodes.quality import describe_gap
+from rag_graph.flow.gap import describe_gap
 from rag_graph.language.text import term_set
 
 SPEC_NODES = {

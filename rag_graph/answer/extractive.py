@@ -14,10 +14,9 @@ import numpy as np
 
 from ..retrieval.entities import Gazetteer
 from ..retrieval.ingest import own_heading
-from ..flow.nodes.decomposition import options
 from ..scoring.evidence import best_matches, by_relevance, holds_role, query_weights, role_asked, standing
-from ..flow.nodes.quality import SAME_TOPIC
-from ..flow.nodes.query import split_follow_up
+from ..language.question import options, split_follow_up
+from ..tuning import DEFAULT
 from ..language.text import (LIST_ITEM, STOPWORDS, code_of, is_code, lead_ins, link_labels, lists, sentences, table_sentences,
                    term_set, terms, terms_held, weighted_coverage, words)
 from .clean import clean_sentence, join_sentences
@@ -437,7 +436,7 @@ class ExtractiveGenerator:
         if (others and rival is not None and rival.rank == best.rank and rival.score >= TIE * best.score
                 and _prose(best) and _prose(rival)
                 and rival.typed >= best.typed and not any(c.overlaps(rival) for c in picked)
-                and len(rival.terms & best.terms) < SAME_TOPIC * len(rival.terms | best.terms)):
+                and len(rival.terms & best.terms) < DEFAULT.same_topic * len(rival.terms | best.terms)):
             picked.append(rival)
             covered |= rival.terms
         # A sentence from elsewhere must answer another part of the question.

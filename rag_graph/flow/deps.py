@@ -10,6 +10,7 @@ import numpy as np
 
 from ..retrieval.embeddings import checked
 from ..retrieval.entities import Gazetteer
+from ..tuning import DEFAULT, Tuning
 
 
 class Retriever(Protocol):
@@ -40,6 +41,7 @@ class Deps:
     clock: Callable[[], float] = field(default=time.monotonic)
     source_url: str = ""  # CITEBOT_SOURCE_URL: links for documents without a front matter `url`
     link_hosts: tuple[str, ...] = ()  # CITEBOT_LINK_HOSTS: hosts whose links an answer may show
+    tuning: Tuning = DEFAULT  # every weight and threshold (tuning.py)
 
     def __post_init__(self):
         # Nodes compare vectors to vet the evidence; a broken model must stop them, not fool them.

@@ -238,7 +238,7 @@ def build_synthetic(rows: int, folder: Path, seed: int = 11) -> dict:
 def time_hybrid(index, queries: int = SCALE_QUERIES, seed: int = 5) -> dict:
     """p50 / p95 of hybrid searches with the graph's candidate count; every query brings its
     vector (the model never loads), and the same seed asks the same queries."""
-    from ..flow.nodes.retrieval import CANDIDATES
+    from ..tuning import DEFAULT
 
     rng = np.random.default_rng(seed)
     common = _vocabulary()[:300]
@@ -247,7 +247,7 @@ def time_hybrid(index, queries: int = SCALE_QUERIES, seed: int = 5) -> dict:
         vector = rng.standard_normal(DIMENSION).astype(np.float32)
         vector /= np.linalg.norm(vector)
         text = " ".join(rng.choice(common, size=3))
-        index.search(text, mode="hybrid", top_k=CANDIDATES, query_vector=vector)
+        index.search(text, mode="hybrid", top_k=DEFAULT.candidates, query_vector=vector)
 
     _timed(query, range(min(10, queries)))
     return _percentiles(_timed(query, range(queries)))

@@ -4,7 +4,7 @@ every slot of the top-k and leave the other part without evidence.
 
 The split is lexical and never fills in an answer: a part that leans on the rest of the question
 ("…, and which months does that cover?") carries the rest's words in brackets, the same way a
-follow-up carries the thread's subject (nodes/query.py), so it stays searchable on its own.
+follow-up carries the thread's subject (language/question.py), so it stays searchable on its own.
 """
 from __future__ import annotations
 
@@ -17,11 +17,10 @@ from lemminflect import getAllLemmas
 from ..deps import Deps
 from ...retrieval.entities import Gazetteer
 from ..state import State
-from ...language.text import STOPWORDS, term_set, terms, words
+from ...language.text import STOPWORDS, term_set, words
 from ...scoring.evidence import relevance_scores
-from .quality import MIN_COVERAGE, is_outdated
-from .retrieval import well_formed
-from .query import QUESTION_WORDS, corpus_gazetteer, split_follow_up
+from ...language.question import QUESTION_WORDS, options, split_follow_up
+from ..reads import corpus_gazetteer, is_outdated, well_formed
 
 log = logging.getLogger(__name__)
 
@@ -254,18 +253,6 @@ def _completed(part: str, parts: list[str]) -> str:
     return f"{part} ({' '.join(dict.fromkeys(borrowed))})" if borrowed else part
 
 
-def options(part: str, parts: list[str]) -> tuple[set[str], set[str]]:
-    """(the words only this part has, the words only the others have) when the parts ask one
-    question of different options ("…my regular comp time" / "…my travel comp time": "regular",
-    "travel"; "Skyline Analytics for the Standard tier - what does it cost" / "Harbor Sync for
-    …"): they share at least as many words as either has of its own. Nothing for separate
-    questions ("how do I set up my remote days" / "what hours must I be online")."""
-    mine = set(terms(split_follow_up(part)[0]))
-    others = set().union(*(terms(split_follow_up(p)[0]) for p in parts if p is not part))
-    own, theirs, shared = mine - others, others - mine, mine & others
-    return (own, theirs) if shared and len(shared) >= max(len(own), len(theirs)) else (set(), set())
-
-
 def _headed_by(chunk: dict, theirs: set[str], own: set[str]) -> bool:
     """A section headed by another option ("Understanding travel comp time") and not by this one
     is no evidence for this part, however many of the shared words it holds ("comp time")."""
@@ -287,6 +274,7 @@ def retrieve_sub_questions(state: State, runtime: Runtime[Deps]) -> dict:
     retriever = runtime.context.retriever
     vocabulary = retriever.vocabulary()
     threshold = state["retrieval_config"]["score_threshold"]
+    min_coverage = runtime.context.tuning.min_coverage
     best_of_parts: dict[str, dict] = {}
     for number, part in enumerate(state["sub_questions"]):
         try:
@@ -296,7 +284,7 @@ def retrieve_sub_questions(state: State, runtime: Runtime[Deps]) -> dict:
             continue
         own, theirs = options(part, state["sub_questions"])
         scored = [c for c in relevance_scores(part, [r for r in rows if well_formed(r)], vocabulary)
-                  if (c["similarity"] >= threshold or c["coverage"] >= MIN_COVERAGE) and not is_outdated(c)
+                  if (c["similarity"] >= threshold or c["coverage"] >= min_coverage) and not is_outdated(c)
                   and not _headed_by(c, theirs, own)]
         if scored:  # the generator answers this part from this chunk first
             best = best_of_parts.setdefault(scored[0]["chunk_id"], {**scored[0], "answers_parts": []})

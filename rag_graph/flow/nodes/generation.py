@@ -9,13 +9,12 @@ from ..deps import Deps
 from ...answer.prompt import render_prompt
 from ...answer.injection import quarantine
 from ..state import State
-from .retrieval import CONTEXT_SIZE
 
 log = logging.getLogger(__name__)
 
 
 def build_augmented_prompt(state: State, runtime: Runtime[Deps]) -> dict:
-    context = state["ranked_chunks"][:CONTEXT_SIZE]
+    context = state["ranked_chunks"][:runtime.context.tuning.context_size]
     have = {c["chunk_id"] for c in context}
     context += [c for c in state.get("related_chunks", []) if c["chunk_id"] not in have]
     # Document text is data: paragraphs that give orders never reach the generator or grounding.

@@ -8,11 +8,11 @@ import numpy as np
 from langgraph.runtime import Runtime
 
 from ..deps import Deps
-from ...answer.links import citation_url
-from ..state import Citation, State
+from ..output import cite
+from ..state import State
 from ...language.text import term_set
 from ...scoring.evidence import by_relevance, foreign_terms, uncovered_terms
-from .quality import describe_gap
+from ..gap import describe_gap
 
 log = logging.getLogger(__name__)
 
@@ -85,10 +85,3 @@ def unheld_subject(state: State, cited: list[dict], runtime: Runtime[Deps]) -> l
     searched = (state.get("query_rewrites") or [state["retrieval_query"]])[-1]
     return [word for word in foreign_terms(question, searched, cited, vocabulary, runtime.context.embedder)
             if word in left_behind]
-
-
-def cite(chunk: dict, source_url: str) -> Citation:
-    """Where a chunk is: its document and section, and a link down to the section."""
-    return {"source_id": chunk["source_id"], "title": chunk["title"], "section": chunk.get("section", ""),
-            "chunk_id": chunk["chunk_id"],
-            "url": citation_url(chunk.get("url", ""), source_url, chunk.get("path", ""), chunk.get("anchor", ""))}

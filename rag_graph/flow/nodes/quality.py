@@ -6,19 +6,16 @@ import re
 from langgraph.runtime import Runtime
 
 from ..deps import Deps
+from ...tuning import DEFAULT, Tuning
+from ..gap import describe_gap
+from ..reads import is_outdated, text_key
 from ..state import State
 from ...language.text import sentences, term_set, terms_held, weighted_coverage
-from ...scoring.evidence import (by_relevance, foreign_terms, holds_role, kind_named, names_a_subject, query_weights,
-                       relevance_scores, rerank_late, role_asked, subject_weights, uncovered_terms, values)
+from ...scoring.evidence import (by_relevance, foreign_terms, query_weights,
+                       relevance_scores, rerank_late, subject_weights, uncovered_terms, values)
 
-MIN_COVERAGE = 0.5  # a chunk below the similarity threshold survives if it holds half the query
 STRONG_SIMILARITY = 0.5  # a match this close needs no lexical confirmation
 STRONG_COVERAGE = 0.5
-SAME_TOPIC = 0.4  # term overlap of two sentences that state the same rule
-
-
-def is_outdated(chunk: dict) -> bool:
-    return chunk.get("status", "current") != "current" or bool(chunk.get("superseded_by"))
 
 
 def _precedence(chunk: dict) -> tuple:
@@ -39,11 +36,11 @@ def _key_sentence(chunk: dict, weights: dict[str, float]) -> str:
     return max(candidates, key=lambda s: weighted_coverage(weights, term_set(s)))
 
 
-def find_contradictions(query: str, chunks: list[dict], vocabulary) -> list[dict]:
+def find_contradictions(query: str, chunks: list[dict], vocabulary, tuning: Tuning = DEFAULT) -> list[dict]:
     """Pairs of sources that state the same rule with different values. Each record names
     both chunks and values, the winner and why."""
     weights = query_weights(query, vocabulary)
-    relevant = [c for c in chunks if c["coverage"] >= MIN_COVERAGE][:8]
+    relevant = [c for c in chunks if c["coverage"] >= tuning.min_coverage][:8]
     found, seen = [], set()
     for i, first in enumerate(relevant):
         for second in relevant[i + 1:]:
@@ -55,7 +52,7 @@ def find_contradictions(query: str, chunks: list[dict], vocabulary) -> list[dict
                 continue
             ta = {t for t in term_set(a) if not t[0].isdigit()}
             tb = {t for t in term_set(b) if not t[0].isdigit()}
-            if not ta or not tb or len(ta & tb) / len(ta | tb) < SAME_TOPIC:
+            if not ta or not tb or len(ta & tb) / len(ta | tb) < tuning.same_topic:
                 continue
             winner, loser = sorted([(first, a, va), (second, b, vb)],
                                    key=lambda item: _precedence(item[0]), reverse=True)
@@ -78,9 +75,10 @@ def rank_and_filter_context(state: State, runtime: Runtime[Deps]) -> dict:
     config = state["retrieval_config"]
     vocabulary = runtime.context.retriever.vocabulary()
     scored = relevance_scores(state["retrieval_query"], state["retrieved_chunks"], vocabulary)
+    tuning = runtime.context.tuning
     kept = [c for c in scored
-            if c["similarity"] >= config["score_threshold"] or c["coverage"] >= MIN_COVERAGE]
-    contradictions = find_contradictions(state["retrieval_query"], kept, vocabulary)
+            if c["similarity"] >= config["score_threshold"] or c["coverage"] >= tuning.min_coverage]
+    contradictions = find_contradictions(state["retrieval_query"], kept, vocabulary, tuning)
     losers = {record["loser"]["chunk_id"] for record in contradictions}
     ranked = distinct([c for c in kept if not is_outdated(c) and c["chunk_id"] not in losers])
     ranked = rerank_late(state["retrieval_query"], ranked, runtime.context.embedder)[: config["top_k"]]
@@ -98,11 +96,6 @@ def distinct(chunks: list[dict]) -> list[dict]:
             best[body] = chunk
     kept = {id(chunk) for chunk in best.values()}
     return [chunk for chunk in chunks if id(chunk) in kept]
-
-
-def text_key(chunk: dict) -> str:
-    """What a copy of a chunk on another page shares with it: its body, whitespace aside."""
-    return " ".join(chunk["body"].split())
 
 
 def assess_context_quality(state: State, runtime: Runtime[Deps]) -> dict:
@@ -169,60 +162,3 @@ def matches_strongly(chunk: dict, query: str, vocabulary, embedder) -> bool:
     """The chunk clears the bar the question's best chunk is held to, for another query."""
     similarity = float(embedder.encode_passages([chunk["text"]])[0] @ embedder.encode_query(query))
     return is_strong(similarity, relevance_scores(query, [chunk], vocabulary)[0]["coverage"])
-
-
-# Words that name no subject a reader could look for: "people" in "a cap for people who've
-# been here long", the "five" of "after five years".
-_VAGUE = frozenset("people folks someone anyone everyone something anything everything stuff thing things "
-                   "day days week weeks month months year years one two three four five six seven eight nine "
-                   "ten".split())
-
-
-def as_written(term: str, question: str) -> str:
-    found = re.search(rf"\b{re.escape(term)}\b", question, re.I)
-    return found[0] if found else term
-
-
-NEAR = 0.3  # a chunk this close to the question is worth naming when it does not answer
-
-
-def near_chunks(state: State) -> list[dict]:
-    """The chunks close to the question, most relevant first (the order the evidence is judged
-    in), then the search's own order, which puts keyword hits first."""
-    candidates = [*by_relevance(state.get("ranked_chunks", [])), *state.get("retrieved_chunks", [])]
-    return [c for c in candidates if c.get("similarity", 0) >= NEAR]
-
-
-def closest_chunk(state: State) -> dict | None:
-    """The current chunk a decline names as the place closest to the question."""
-    return next((c for c in near_chunks(state) if not is_outdated(c)), None)
-
-
-def describe_gap(state: State, missing: list[str]) -> str:
-    """What was missing, in a sentence a person understands: the missing words that name a
-    subject, or else the closest document that does not answer."""
-    question = state.get("normalized_query", "")
-    missing = [kind_named(word, question) or word for word in missing
-               if names_a_subject(word, question) and word not in _VAGUE]
-    # "upcoming election" already says "election"; each is named as the asker wrote it ("HSA").
-    missing = [as_written(term, question) for term in dict.fromkeys(missing)
-               if not any(term != other and term in other.split() for other in missing)]
-    near = near_chunks(state)
-    nearest = closest_chunk(state)
-    topic = (nearest.get("section") or nearest["title"]) if nearest else ""
-    place = nearest["title"] + (f" › {topic}" if topic != nearest["title"] else "") if nearest else ""
-    if "›" not in topic and len(topic.split()) <= 2:
-        topic = place  # "OK" or "Access" alone says nothing of where
-    if missing:
-        subject = ", ".join(f"“{term}”" for term in missing)
-        where = f" in connection with {topic}" if topic else ""
-        # A heading may be a question of its own ("Do all employees have access to Slack?")
-        return f"Nothing in the knowledge base covers {subject}{where}" + ("" if where.endswith(("?", "!", ".")) else ".")
-    if near and not nearest:
-        return f"Only an outdated document ({near[0]['title']}) mentions this; no current document covers it."
-    role = role_asked(question)
-    if nearest and role and holds_role(nearest["text"], role):
-        return f"The closest document ({place}) mentions the {role} but does not say who that is."
-    if nearest:
-        return f"The closest document ({place}) does not answer this question."
-    return "Nothing in the knowledge base is about this question."

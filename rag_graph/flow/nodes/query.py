@@ -14,10 +14,12 @@ from ...retrieval.entities import Entity, Gazetteer
 from ...retrieval.ingest import own_heading
 from ...language.message import normalize
 from ...language.spelling import correct_spelling
+from ..output import final_output
+from ..reads import corpus_gazetteer, corpus_vocabulary
 from ..state import State
+from ...language.question import QUESTION_WORDS, split_follow_up
 from ...language.text import STOPWORDS, stem, words
 from ...scoring.evidence import values
-from .finalize import final_output
 
 log = logging.getLogger(__name__)
 
@@ -28,8 +30,6 @@ _REFERRING = frozenset("he she him her his hers they them their it its this that
 _PERSONAL = re.compile(r"\b(she|he|her|him|his|hers)\b", re.I)
 MAX_CARRIED = 4  # words of the previous question a bare follow-up borrows
 RESOLVED_TURNS = 6  # earlier messages the previous question is resolved against (three exchanges)
-QUESTION_WORDS = frozenset("who what when where why how which whose can could do does is are "
-                            "was were will would should".split())
 
 
 def problem_with(raw: str, normalized: str) -> str | None:
@@ -174,15 +174,6 @@ def last_turn(history: list[dict], role: str) -> str:
     return next((t["content"] for t in reversed(history) if t["role"] == role), "")
 
 
-_CARRIED = re.compile(r"\s\(([^()]*)\)$")
-
-
-def split_follow_up(query: str) -> tuple[str, str]:
-    """(the asker's own words, the subject carried over from earlier turns) of a resolved query."""
-    match = _CARRIED.search(query)
-    return (query[: match.start()], match.group(1)) if match else (query, "")
-
-
 def prepare_query(state: State, runtime: Runtime[Deps]) -> dict:
     raw = state.get("input") or ""
     config = {**RetrievalConfig().as_dict(), **(state.get("retrieval_config") or {})}
@@ -228,22 +219,6 @@ def section_found(runtime: Runtime[Deps], question: str, mode: str, threshold: f
     if not rows or rows[0]["similarity"] < threshold:
         return ""
     return own_heading(rows[0].get("section") or "") or rows[0].get("title", "")
-
-
-def corpus_vocabulary(runtime: Runtime[Deps]) -> dict[str, int]:
-    try:
-        return runtime.context.retriever.vocabulary()[0]
-    except Exception:  # no index yet: nothing to correct against, and prepare_corpus_index says so
-        log.debug("no vocabulary; the question is searched as typed", exc_info=True)
-        return {}
-
-
-def corpus_gazetteer(runtime: Runtime[Deps]) -> Gazetteer | None:
-    try:
-        return runtime.context.retriever.entities()
-    except Exception:  # no index yet, or a retriever without one: follow-ups fall back to words
-        log.debug("no gazetteer; questions are resolved from their words alone", exc_info=True)
-        return None
 
 
 def rewrite_query(state: State, runtime: Runtime[Deps]) -> dict:

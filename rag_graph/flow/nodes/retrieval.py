@@ -2,21 +2,16 @@
 from __future__ import annotations
 
 import logging
-import math
 
 from langgraph.runtime import Runtime
 
 from ..deps import Deps
 from ..state import State
 from ...scoring.evidence import relevance_scores
-from .quality import text_key
+from ..reads import text_key, well_formed
 
 log = logging.getLogger(__name__)
 
-REQUIRED_FIELDS = ("chunk_id", "source_id", "title", "text", "body")
-NUMERIC_FIELDS = ("chunk_index", "authority")  # optional, but numbers when present
-CONTEXT_SIZE = 5  # chunks the answer may draw on; more dilutes the extractive pick
-CANDIDATES = 30  # rows fetched for re-ranking: cheap, and the right chunk is often 10th–30th by fused rank
 
 
 def prepare_corpus_index(state: State, runtime: Runtime[Deps]) -> dict:
@@ -42,7 +37,7 @@ def retrieve_candidates(state: State, runtime: Runtime[Deps]) -> dict:
     attempts = state.get("retrieval_attempts", 0) + 1
     rewrites = state.get("query_rewrites") or []
     query, mode = rewrites[-1] if rewrites else state["retrieval_query"], state["retrieval_strategy"]
-    wanted = max(CANDIDATES, config["top_k"] * 2)
+    wanted = max(runtime.context.tuning.candidates, config["top_k"] * 2)
     try:
         rows = runtime.context.retriever.search(query, mode=mode, top_k=wanted)
         copies = _copies(rows)
@@ -87,19 +82,6 @@ def _with_earlier(state: State, rows: list, embedder) -> list[dict]:
         for row, vector in zip(new, embedder.encode_passages([row["text"] for row in new])):
             row["similarity"] = round(float(vector @ question), 4)
     return earlier + new
-
-
-def well_formed(row) -> bool:
-    """Text fields are non-empty strings and scores are numbers: ranking does arithmetic on them."""
-    return (isinstance(row, dict)
-            and all(isinstance(row.get(name), str) and row.get(name) for name in REQUIRED_FIELDS)
-            and _is_number(row.get("similarity"))
-            and all(row.get(name) is None or _is_number(row[name]) for name in NUMERIC_FIELDS))
-
-
-def _is_number(value) -> bool:
-    # NaN compares false with everything, so a NaN score would slip past every threshold.
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def expand_related_context(state: State, runtime: Runtime[Deps]) -> dict:

@@ -1,0 +1,65 @@
+"""What a decline says: the missing words that name a subject, or the closest document that
+does not answer. Shared by the nodes that judge the evidence and the ending that declines."""
+from __future__ import annotations
+
+import re
+
+from ..scoring.evidence import by_relevance, holds_role, kind_named, names_a_subject, role_asked
+from .reads import is_outdated
+from .state import State
+
+# Words that name no subject a reader could look for: "people" in "a cap for people who've
+# been here long", the "five" of "after five years".
+_VAGUE = frozenset("people folks someone anyone everyone something anything everything stuff thing things "
+                   "day days week weeks month months year years one two three four five six seven eight nine "
+                   "ten".split())
+
+
+def as_written(term: str, question: str) -> str:
+    found = re.search(rf"\b{re.escape(term)}\b", question, re.I)
+    return found[0] if found else term
+
+
+NEAR = 0.3  # a chunk this close to the question is worth naming when it does not answer
+
+
+def near_chunks(state: State) -> list[dict]:
+    """The chunks close to the question, most relevant first (the order the evidence is judged
+    in), then the search's own order, which puts keyword hits first."""
+    candidates = [*by_relevance(state.get("ranked_chunks", [])), *state.get("retrieved_chunks", [])]
+    return [c for c in candidates if c.get("similarity", 0) >= NEAR]
+
+
+def closest_chunk(state: State) -> dict | None:
+    """The current chunk a decline names as the place closest to the question."""
+    return next((c for c in near_chunks(state) if not is_outdated(c)), None)
+
+
+def describe_gap(state: State, missing: list[str]) -> str:
+    """What was missing, in a sentence a person understands: the missing words that name a
+    subject, or else the closest document that does not answer."""
+    question = state.get("normalized_query", "")
+    missing = [kind_named(word, question) or word for word in missing
+               if names_a_subject(word, question) and word not in _VAGUE]
+    # "upcoming election" already says "election"; each is named as the asker wrote it ("HSA").
+    missing = [as_written(term, question) for term in dict.fromkeys(missing)
+               if not any(term != other and term in other.split() for other in missing)]
+    near = near_chunks(state)
+    nearest = closest_chunk(state)
+    topic = (nearest.get("section") or nearest["title"]) if nearest else ""
+    place = nearest["title"] + (f" › {topic}" if topic != nearest["title"] else "") if nearest else ""
+    if "›" not in topic and len(topic.split()) <= 2:
+        topic = place  # "OK" or "Access" alone says nothing of where
+    if missing:
+        subject = ", ".join(f"“{term}”" for term in missing)
+        where = f" in connection with {topic}" if topic else ""
+        # A heading may be a question of its own ("Do all employees have access to Slack?")
+        return f"Nothing in the knowledge base covers {subject}{where}" + ("" if where.endswith(("?", "!", ".")) else ".")
+    if near and not nearest:
+        return f"Only an outdated document ({near[0]['title']}) mentions this; no current document covers it."
+    role = role_asked(question)
+    if nearest and role and holds_role(nearest["text"], role):
+        return f"The closest document ({place}) mentions the {role} but does not say who that is."
+    if nearest:
+        return f"The closest document ({place}) does not answer this question."
+    return "Nothing in the knowledge base is about this question."

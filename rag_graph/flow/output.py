@@ -1,0 +1,45 @@
+"""The one place `final_output` is shaped, and the citation of a chunk: what every ending of
+the flow (and the Engine, when the flow itself fails) hands back."""
+from __future__ import annotations
+
+from ..answer.links import citation_url
+from ..answer.redact import clean_for_user
+from .state import Citation, FinalOutput, State
+
+FAILURE_MESSAGES = {
+    "index_unavailable": "The knowledge base isn't available right now (it may not have been indexed yet). "
+                         "Please try again later or tell an admin.",
+    "index_empty": "The knowledge base is empty right now, so I have nothing to answer from.",
+}
+GENERIC_FAILURE = "Something went wrong while I was looking this up. Please try again in a minute."
+
+
+def final_output(state: State, status: str, answer: str, citations=(), confidence: float = 0.0,
+                 knowledge_gap: str | None = None, closest: Citation | None = None,
+                 trusted: tuple[str, ...] = ()) -> FinalOutput:
+    urls = [c["url"] for c in citations]
+
+    def cleaned(c: Citation, allowed: list[str]) -> Citation:
+        # Titles and headings are document text too: a heading can carry a link or a secret.
+        return {**c, "title": clean_for_user(c["title"], allowed), "section": clean_for_user(c["section"], allowed)}
+    return {
+        "status": status,
+        "answer": clean_for_user(answer, urls, trusted),
+        "citations": [cleaned(c, urls) for c in citations],
+        "confidence": round(confidence, 2),
+        "retrieval_attempts": state.get("retrieval_attempts", 0),
+        "retrieved_sources": list(dict.fromkeys(c["source_id"] for c in state.get("retrieved_chunks", []))),
+        "grounding_status": state.get("grounding_status", "not_checked"),
+        "knowledge_gap": clean_for_user(knowledge_gap, []) if knowledge_gap else None,
+        "closest": cleaned(closest, [closest["url"]]) if closest else None,
+        # Error codes only: details (stack traces, rows) stay in the log.
+        "errors": [error.split(":")[0] if not error.startswith("invalid_input") else error
+                   for error in state.get("errors", [])],
+    }
+
+
+def cite(chunk: dict, source_url: str) -> Citation:
+    """Where a chunk is: its document and section, and a link down to the section."""
+    return {"source_id": chunk["source_id"], "title": chunk["title"], "section": chunk.get("section", ""),
+            "chunk_id": chunk["chunk_id"],
+            "url": citation_url(chunk.get("url", ""), source_url, chunk.get("path", ""), chunk.get("anchor", ""))}
