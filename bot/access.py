@@ -12,11 +12,14 @@ DM, the asker's groups decide. The scope goes to Engine.ask, which enforces it i
     channels:
       C0HRTEAM: {groups: [people-ops]}    # a Slack channel id, or a Teams channel / team id
       C0ENGHELP: {sources: ["engineering/**"]}
+      C0HELPDESK:                         # no groups: sees the documents for everyone
+        answer: all                       # answers questions without a mention (default: mention)
+        experts: {channel: C0EXPERTS, group: people-ops}   # who is asked when Citebot can't answer
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
@@ -49,9 +52,16 @@ class Group(_Strict):
     _clean = field_validator("slack_users", "slack_usergroups", "teams_users")(_names)
 
 
+class Experts(_Strict):
+    channel: str  # where questions Citebot cannot answer are posted (a Slack or Teams channel id)
+    group: str  # who may save an expert's reply as a verified answer (admins may too)
+
+
 class Channel(_Strict):
     groups: list[str] = []
     sources: list[str] = []  # path globs below the corpus root; empty = every document
+    answer: Literal["mention", "all"] = "mention"  # all: a help channel, answered without a mention
+    experts: Experts | None = None
 
     _clean = field_validator("groups", "sources")(_names)
 
@@ -69,6 +79,8 @@ class Access:
             unknown = [g for g in channel.groups if g.lower() not in self.groups]
             if unknown:
                 raise ValueError(f"channels.{channel_id}.groups names undefined group(s) {', '.join(unknown)}")
+            if channel.experts and channel.experts.group.lower() not in self.groups:
+                raise ValueError(f"channels.{channel_id}.experts.group names undefined group {channel.experts.group}")
 
     @classmethod
     def load(cls, path: Path | str | None) -> "Access":
@@ -100,6 +112,13 @@ class Access:
             raise AccessError(f"{SETTING}: {path}: {error}") from None
 
     # --- the scope of a place -----------------------------------------------------------------
+
+    def place(self, *channel_ids: str | None) -> Channel:
+        """The access file's entry for a place (the first of its ids it lists), else the default."""
+        return next((self.channels[c] for c in channel_ids if c and c in self.channels), Channel())
+
+    def group_members(self, name: str) -> Group:
+        return self.groups.get(name.strip().lower(), Group())
 
     def for_channel(self, *channel_ids: str | None) -> Scope:
         """What a channel may see: the first of its ids the file lists (Teams: the channel, then

@@ -178,6 +178,7 @@ def cmd_eval(args) -> int:
 def cmd_gaps(args) -> int:
     from bot.gaps import gap_log, parse_since, report_text, topics
     from bot.shared import SharedState
+    from bot.verified import VerifiedAnswers, due_text
 
     try:
         since = parse_since(args.since) if args.since else None
@@ -187,12 +188,17 @@ def cmd_gaps(args) -> int:
     settings = _settings(args)
     records = gap_log(settings, SharedState(settings.redis_url)).read(since)
     found = topics(records, _engine(args, refresh=False).embed) if records else []
+    due = VerifiedAnswers(settings).due()
     if args.json:
-        print(json.dumps({"records": len(records), "topics": found}, indent=2, ensure_ascii=False))
+        print(json.dumps({"records": len(records), "topics": found, "due_for_review": [
+            {"question": v.question, "verified_by": v.verified_by, "verified_at": v.verified_at.isoformat(),
+             "review_by": v.review_by.isoformat(), "path": str(v.path)} for v in due]}, indent=2, ensure_ascii=False))
     else:
         window = f"last {args.since}" if args.since else f"last {settings.gap_retention_days} days"
         print(f"{len(records)} unanswered question(s) and negative vote(s), {len(found)} topic(s), {window}:")
         print(report_text(found))
+        if due:
+            print("\n" + due_text(due))
     return 0
 
 

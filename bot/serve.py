@@ -16,6 +16,7 @@ from rag_graph.engine import RefreshError
 
 from bot.access import Access
 from bot.shared import SharedState
+from bot.verified import folder_of
 
 log = logging.getLogger(__name__)
 NOTHING_TO_SERVE = ("nothing to serve: set SLACK_BOT_TOKEN for Slack, or CITEBOT_TEAMS=1 / "
@@ -94,6 +95,7 @@ def serve(settings: Settings, env: Mapping[str, str] | None = None) -> int:
         print(f"error: {problem}", file=sys.stderr)
         return 2
     Access.load(settings.access_path)  # a bad access file stops us before anything is indexed
+    folder_of(settings)  # so does a verified-answers folder outside the corpus
     shared = SharedState(settings.redis_url)
     engine = _engine(settings, shared)
     threading.Thread(target=_follow_index, args=(engine, settings.poll_seconds),

@@ -137,6 +137,14 @@ class Settings(BaseSettings):
     # replicas share lives (seen events, Teams memory, the reload lock, feedback). No URL: in-process.
     poll_seconds: float = env("CITEBOT_POLL_SECONDS", 10.0, gt=0)
     redis_url: RedisUrl | None = env("CITEBOT_REDIS_URL", None, repr=False)
+    # Help channels (`answer: all` in the access file) reply unasked only at or above this
+    # confidence: 0.7 keeps answers such as "Lunch is catered on Tuesdays…" (0.8) and drops
+    # chatter the corpus half-matches ("can someone review my PR?" 0.63) on the bundled corpus.
+    auto_min_confidence: float = env("CITEBOT_AUTO_MIN_CONFIDENCE", 0.7, ge=0, le=1)
+    # Where "Save as verified answer" writes (a folder inside the corpus; None = <corpus>/verified)
+    # and how many days a verified answer stays verified before it is due for review.
+    verified_dir: Path | None = env("CITEBOT_VERIFIED_DIR", None)
+    verified_days: int = env("CITEBOT_VERIFIED_DAYS", 180, ge=1)
 
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, **_sources):

@@ -163,6 +163,11 @@ class FakeSlack:
                 out.insert(0, parent)
             return out
 
+    def history(self, channel: str) -> list[dict]:
+        """The channel's top-level messages, newest first -- what conversations.history shows."""
+        with self._cond:
+            return self._api_conversations_history({"channel": channel, "limit": 1000})["messages"]
+
     def fail_next(self, method: str, error: str = "ratelimited", status: int = 429,
                   retry_after: Optional[int] = 1, count: int = 1) -> None:
         """Make the next ``count`` calls to ``method`` fail with ``{"ok": false, "error"}``.

@@ -51,6 +51,9 @@ GOOD = {
     "CITEBOT_STORAGE_OPTIONS": ('{"timeout": "60s"}', "extra_storage_options", {"timeout": "60s"}),
     "CITEBOT_POLL_SECONDS": ("2.5", "poll_seconds", 2.5),
     "CITEBOT_REDIS_URL": ("redis://cache:6379/0", "redis_url", "redis://cache:6379/0"),
+    "CITEBOT_AUTO_MIN_CONFIDENCE": ("0.8", "auto_min_confidence", 0.8),
+    "CITEBOT_VERIFIED_DIR": ("docs/kb/verified", "verified_dir", Path("docs/kb/verified")),
+    "CITEBOT_VERIFIED_DAYS": ("90", "verified_days", 90),
 }
 BAD = {
     "CITEBOT_TOP_K": ("x", "must be an integer"),
@@ -67,6 +70,8 @@ BAD = {
     "CITEBOT_LINK_HOSTS": ("https://intranet.example.com/wiki", "must be host names separated by commas, like docs.example.com"),
     "CITEBOT_TEAMS": ("perhaps", "must be true or false"),
     "CITEBOT_POLL_SECONDS": ("soon", "must be a number"),
+    "CITEBOT_AUTO_MIN_CONFIDENCE": ("1.5", "must be at most 1"),
+    "CITEBOT_VERIFIED_DAYS": ("0", "must be at least 1"),
 }
 
 

@@ -20,7 +20,8 @@ from bot.feedback import FeedbackLog
 from bot.gaps import gap_log
 from bot.shared import SharedState
 from bot.slack.conversation import Conversations
-from bot.slack.listeners import assistant, commands, feedback, messages
+from bot.slack.experts import SlackExperts
+from bot.slack.listeners import assistant, commands, escalation, feedback, messages
 from bot.slack.render import escape
 from bot.slack.usergroups import UsergroupMembers
 
@@ -63,9 +64,11 @@ def build_app(settings: Settings, engine, client: WebClient | None = None,
               listener_executor=ThreadPoolExecutor(LISTENER_THREADS, thread_name_prefix="citebot"))
     app.use(drop_redelivered_events(shared.seen()))
     gaps = gap_log(settings, shared)
+    access, usergroups = Access.load(settings.access_path), UsergroupMembers(app.client)
+    experts = SlackExperts(settings, engine, shared, access, usergroups)
     assistant.register(app, engine)
-    messages.register(app, Conversations(engine, settings, shared.seen(), Access.load(settings.access_path),
-                                         UsergroupMembers(app.client), gaps))
+    escalation.register(app, experts)  # before messages: an expert's reply is relayed, not answered
+    messages.register(app, Conversations(engine, settings, shared.seen(), access, usergroups, gaps, experts))
     commands.register(app, Admin(settings, engine, shared, Markup(escape=escape)))
     feedback.register(app, FeedbackLog(settings.feedback_path, shared), gaps)
     return app

@@ -17,6 +17,8 @@ from bot.dedupe import RedisSeen, SeenCache
 from bot.gaps import GapLog
 from bot.intent import classify, mentioned_users
 from bot.slack.delivery import Delivery
+from bot.slack.experts import SlackExperts
+from bot.slack.help_channel import answer_unasked
 from bot.slack.render import PLACEHOLDER, answer_body, answer_tail, apology, render_answer
 from bot.slack.threads import PEOPLE_SUBTYPES, fetch_thread, history, is_from, plain_text
 from bot.slack.usergroups import UsergroupMembers
@@ -27,9 +29,10 @@ SMALL_TALK_REACTION = "+1"
 
 class Conversations:
     def __init__(self, engine, settings: Settings, seen: SeenCache | RedisSeen, access: Access,
-                 usergroups: UsergroupMembers, gaps: GapLog):
+                 usergroups: UsergroupMembers, gaps: GapLog, experts: SlackExperts | None = None):
         self.engine, self.settings, self.seen = engine, settings, seen
         self.access, self.usergroups, self.gaps = access, usergroups, gaps
+        self.experts = experts  # the verified mark and "Ask an expert" (bot/slack/experts.py)
 
     def handle(self, event: dict, bot_user_id: str, bot_id: str, client: WebClient,
                via_mention: bool, set_status=None, say_stream=None) -> None:
@@ -41,6 +44,9 @@ class Conversations:
         thread_ts = event.get("thread_ts") if event.get("thread_ts") != ts else None
         # Addressed: a mention (Slack also sends it as a plain `message`) or a DM.
         addressed = via_mention or f"<@{bot_user_id}>" in raw or event.get("channel_type") == "im"
+        if not addressed and not thread_ts and self.access.place(channel).answer == "all":
+            answer_unasked(self, event, client, bot_user_id)  # a help channel: no mention needed
+            return
         if not addressed and (mentioned_users(raw) - {bot_user_id} or not thread_ts):
             return  # talking to someone else, or channel chatter outside any thread
         # Both deliveries of a mention come through here; whichever is first owns the reply.
@@ -96,6 +102,10 @@ class Conversations:
             message = render_answer(output, ref, question, self.settings.ask_hint)
             if output["status"] == "answered":
                 body, tail = answer_body(output), answer_tail(output, ref, question)
+            if self.experts:
+                place = (delivery.channel, delivery.thread_ts, question, user)
+                message = self.experts.decorate(message, output, *place)
+                tail = tail and self.experts.decorate({"blocks": tail}, output, *place)["blocks"]
             status = output["status"]
         except Exception:
             log.exception("[%s] answering failed", ref)

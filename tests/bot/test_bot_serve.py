@@ -20,7 +20,7 @@ def test_manifest_asks_for_exactly_what_the_bot_uses():
     manifest = yaml.safe_load((ROOT / "manifest.yml").read_text())
     assert set(manifest["oauth_config"]["scopes"]["bot"]) == {
         "app_mentions:read", "assistant:write", "channels:history", "groups:history", "im:history",
-        "chat:write", "commands", "reactions:write"}
+        "chat:write", "commands", "reactions:write", "users:read"}
     assert manifest["settings"]["event_subscriptions"]["bot_events"] == [
         "app_mention", "app_home_opened", "message.channels", "message.groups", "message.im"]
     assert [c["command"] for c in manifest["features"]["slash_commands"]] == ["/citebot"]

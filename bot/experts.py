@@ -1,0 +1,109 @@
+"""Asking an expert, whatever the platform: the escalations Citebot made (one per question in a
+thread, however many clicks), the experts' replies it relayed, and who may save a reply as a
+verified answer. Kept in the shared records (a JSON-lines file beside the gap log, or Redis when
+replicas share state), so a restart or another replica still relays a reply to the asker.
+
+The platform adapters post and render; this module decides."""
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Callable, Iterable
+
+from rag_graph.config import Settings
+
+from bot.access import Access
+from bot.shared import SharedState
+
+# A click claims its question for this long across replicas; after that the stored record decides.
+CLAIM_SECONDS = 24 * 3600
+REINDEX_WAIT = 120.0  # seconds a save waits for a running reload before indexing its document
+
+
+def question_key(platform: str, place: str, thread: str, question: str) -> str:
+    """One escalation per question asked in a thread: the same words in the same thread are the
+    same question, whichever answer's button was clicked."""
+    words = " ".join(question.lower().split())
+    return f"{platform}|{place}|{thread}|{hashlib.sha1(words.encode()).hexdigest()[:12]}"
+
+
+@dataclass(frozen=True)
+class ExpertReply:
+    """An expert's reply as relayed: who, what, and where it landed in the asker's thread."""
+
+    expert: str
+    text: str
+    relayed: str  # the relayed message's id in the asker's thread
+
+
+class Escalations:
+    def __init__(self, settings: Settings, shared: SharedState):
+        path = settings.gaps_path.with_name("escalations.jsonl")
+        self.store = shared.records("escalations", path, lambda record: record.get("key"))
+        self.claims = shared.seen(ttl=CLAIM_SECONDS)
+        self._lock = threading.Lock()  # read-modify-write of one record at a time in this process
+
+    def get(self, key: str) -> dict | None:
+        return next((r for r in self.store.all() if r.get("key") == key), None)
+
+    def claim(self, key: str) -> bool:
+        """True for the first click on this question (here or on another replica), else False."""
+        return self.get(key) is None and self.claims.first_time(("escalation", key))
+
+    def open(self, record: dict) -> dict:
+        record = {"time": datetime.now(timezone.utc).isoformat(timespec="seconds"), "replies": [],
+                  "saved": [], **record}
+        self.store.put(record)
+        return record
+
+    def for_expert_thread(self, channel: str, thread: str) -> dict | None:
+        """The escalation whose post in the experts' channel started `thread`."""
+        return next((r for r in self.store.all()
+                     if r.get("experts_channel") == channel and r.get("experts_thread") == thread), None)
+
+    def add_reply(self, key: str, reply: ExpertReply) -> int:
+        """Records a relayed reply; its position is what the save button names."""
+        with self._lock:
+            record = self.get(key)
+            record["replies"].append(reply.__dict__)
+            self.store.put(record)
+            return len(record["replies"]) - 1
+
+    def mark_saved(self, key: str, position: int) -> bool:
+        """False when that reply was saved already (a second click, here or elsewhere)."""
+        if not self.claims.first_time(("saved", key, position)):
+            return False
+        with self._lock:
+            record = self.get(key)
+            if position in record["saved"]:
+                return False
+            record["saved"].append(position)
+            self.store.put(record)
+        return True
+
+
+def may_verify(access: Access, place: str, user: str, admins: Iterable[str],
+               members: Callable[[str], Iterable[str]] = lambda usergroup: ()) -> bool:
+    """Members of the place's expert group (by id or through a Slack user group) and admins."""
+    experts = access.place(place).experts
+    if user in set(admins):
+        return True
+    return bool(experts) and experts.group.lower() in access.for_user(user, members).audiences
+
+
+def wait_and_reindex(engine, shared: SharedState) -> None:
+    """Index the corpus now that a verified answer was written: only its chunks are embedded.
+    A reload running elsewhere may have read the folder before the file existed, so we wait for
+    it and index after it rather than skip."""
+    deadline = time.monotonic() + REINDEX_WAIT
+    while not shared.reload_lock.acquire():
+        if time.monotonic() > deadline:
+            raise TimeoutError("a reload has held the index for over two minutes")
+        time.sleep(0.5)
+    try:
+        engine.refresh()
+    finally:
+        shared.reload_lock.release()
