@@ -70,7 +70,7 @@ BAD = {
     "CITEBOT_LINK_HOSTS": ("https://intranet.example.com/wiki", "must be host names separated by commas, like docs.example.com"),
     "CITEBOT_TEAMS": ("perhaps", "must be true or false"),
     "CITEBOT_POLL_SECONDS": ("soon", "must be a number"),
-    "CITEBOT_AUTO_MIN_CONFIDENCE": ("1.5", "must be at most 1"),
+    "CITEBOT_AUTO_MIN_CONFIDENCE": ("1.5", "must be at most 1.0"),
     "CITEBOT_VERIFIED_DAYS": ("0", "must be at least 1"),
 }
 
