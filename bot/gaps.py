@@ -26,6 +26,8 @@ NEAREST = 3  # documents kept per record: where an answer would most likely be a
 # topic. Rewordings of one question score 0.44-0.9 to each other, different questions rarely 0.4.
 SAME_TOPIC = 0.45
 EXAMPLES = 3
+# What a 👎 can say was wrong with an answer (the choice offered after the vote, on every platform).
+REASONS = {"wrong": "wrong", "outdated": "outdated", "incomplete": "incomplete", "not_asked": "not what I asked"}
 SALT_KEY = "citebot:gap-salt"
 _SINCE = re.compile(r"^\s*(\d+)\s*([dhw])\s*$")
 
@@ -63,9 +65,11 @@ class GapLog:
                  clock: Callable[[], datetime] | None = None, shared=None):
         self.path = Path(path)
         self.shared = shared
-        # Gap records have no identity of their own: each one is kept.
-        self.store: RecordStore = (shared.records("gaps", self.path, lambda record: None) if shared
-                                   else FileRecords(self.path, lambda record: None))
+        # An unanswered question is kept each time; a vote's record is replaced when its reason
+        # or comment arrives (one per person and answer, as in the feedback log).
+        key_of = lambda record: record.get("vote_key")  # noqa: E731
+        self.store: RecordStore = (shared.records("gaps", self.path, key_of) if shared
+                                   else FileRecords(self.path, key_of))
         self.retention = timedelta(days=retention_days)
         self.clock = clock or (lambda: _now())
         self._salt = salt
@@ -124,12 +128,13 @@ class GapLog:
         if vote.get("vote") != "not_helpful":
             return None
         cited = [chunk_id.split("::")[0] for chunk_id in vote.get("chunk_ids") or []]
+        asker = self.asker(vote.get("platform") or "", vote.get("user"))
         return self.append({"kind": "negative_feedback", "platform": vote.get("platform"),
                             "channel": vote.get("channel") or vote.get("conversation"),
-                            "asker": self.asker(vote.get("platform") or "", vote.get("user")),
-                            "question": vote.get("question") or "", "knowledge_gap": None,
+                            "asker": asker, "question": vote.get("question") or "", "knowledge_gap": None,
                             "nearest": list(dict.fromkeys(cited))[:NEAREST],
-                            "comment": vote.get("comment") or ""})
+                            "reason": vote.get("reason") or "", "comment": vote.get("comment") or "",
+                            "vote_key": f"{vote['ref']}|{asker}" if vote.get("ref") else None})
 
 
 def _shared_salt(r, mine: str) -> str:
@@ -170,6 +175,7 @@ class Topic:
             "nearest_documents": [source for source, _ in nearest.most_common(NEAREST)],
             "knowledge_gap": gaps.most_common(1)[0][0] if gaps else None,
             "comments": [r["comment"] for r in negative if r.get("comment")][:EXAMPLES],
+            "reasons": dict(Counter(r["reason"] for r in negative if r.get("reason")).most_common()),
             "last_asked": max(r.get("time", "") for r in self.records),
         }
 
@@ -221,6 +227,8 @@ def report_text(found: list[dict], limit: int | None = None, bold: str = "{}") -
             lines.append(f"   gap: {topic['knowledge_gap']}")
         if topic["nearest_documents"]:
             lines.append(f"   nearest documents: {', '.join(topic['nearest_documents'])}")
+        if topic.get("reasons"):
+            lines.append("   why unhelpful: " + ", ".join(f"{REASONS.get(r, r)} ×{n}" for r, n in topic["reasons"].items()))
         for comment in topic["comments"]:
             lines.append(f"   feedback: “{comment}”")
     if limit and len(found) > limit:

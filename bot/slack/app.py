@@ -21,7 +21,7 @@ from bot.gaps import gap_log
 from bot.shared import SharedState
 from bot.slack.conversation import Conversations
 from bot.slack.experts import SlackExperts
-from bot.slack.listeners import assistant, commands, escalation, feedback, messages
+from bot.slack.listeners import assistant, commands, escalation, feedback, messages, reasons
 from bot.slack.render import escape
 from bot.slack.usergroups import UsergroupMembers
 
@@ -70,7 +70,9 @@ def build_app(settings: Settings, engine, client: WebClient | None = None,
     escalation.register(app, experts)  # before messages: an expert's reply is relayed, not answered
     messages.register(app, Conversations(engine, settings, shared.seen(), access, usergroups, gaps, experts))
     commands.register(app, Admin(settings, engine, shared, Markup(escape=escape)))
-    feedback.register(app, FeedbackLog(settings.feedback_path, shared), gaps)
+    votes = FeedbackLog(settings.feedback_path, shared)
+    feedback.register(app, votes, gaps, experts)
+    reasons.register(app, votes, gaps)
     return app
 
 

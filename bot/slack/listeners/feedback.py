@@ -10,6 +10,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.feedback import FeedbackLog
 from bot.gaps import GapLog
+from bot.slack.listeners.reasons import why_blocks
 from bot.slack.render import FEEDBACK_ACTION, VOTES
 
 log = logging.getLogger(__name__)
@@ -34,7 +35,8 @@ def record_from_click(body: dict, action: dict) -> dict | None:
             "question": answer.get("q"), "chunk_ids": answer.get("chunks", [])}
 
 
-def register(app: App, feedback: FeedbackLog, gaps: GapLog) -> None:
+def register(app: App, feedback: FeedbackLog, gaps: GapLog, experts=None) -> None:
+    """`experts` (bot/slack/experts.SlackExperts): a 👎 also offers "Ask an expert" where the place has them."""
     @app.action(FEEDBACK_ACTION)
     def on_feedback(ack: Ack, body: dict, action: dict, client: WebClient) -> None:
         ack()
@@ -44,8 +46,9 @@ def register(app: App, feedback: FeedbackLog, gaps: GapLog) -> None:
             return
         record = feedback.append(record)
         gaps.negative_feedback(record)
-        try:  # only the person who clicked sees the thanks
+        extra = {"blocks": why_blocks(record, experts)} if record["vote"] == "not_helpful" else {}
+        try:  # only the person who clicked sees the thanks (and, for a 👎, the question why)
             client.chat_postEphemeral(channel=record["channel"], user=record["user"],
-                                      thread_ts=record.get("thread_ts"), text=THANKS[record["vote"]])
+                                      thread_ts=record.get("thread_ts"), text=THANKS[record["vote"]], **extra)
         except SlackApiError as error:
             log.warning("could not thank %s: %s", record["user"], error.response.get("error"))
