@@ -47,6 +47,8 @@ def config_problem(config: dict) -> str | None:
     auth_type = str(connection.get("AUTHTYPE") or "ClientSecret").lower()
     if connection.get("CLIENTID") and auth_type == "clientsecret" and not connection.get("CLIENTSECRET"):
         return f"{PREFIX}CLIENTSECRET is required with {PREFIX}CLIENTID (or set {PREFIX}AUTHTYPE)"
+    if connection.get("CLIENTID") and auth_type == "certificate" and not connection.get("CERTPFXFILE"):
+        return f"{PREFIX}CERTPFXFILE (the certificate's .pfx file) is required with {PREFIX}AUTHTYPE=certificate"
     if connection.get("CLIENTID") and not connection.get("TENANTID"):
         return f"{PREFIX}TENANTID is required for a single-tenant Azure Bot"
     return None

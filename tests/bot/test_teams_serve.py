@@ -35,6 +35,10 @@ def test_teams_alone_starts_without_slack_tokens_and_a_missing_setting_is_named(
     assert f"{ID} is not set" in err and "ANONYMOUS_ALLOWED=true" in err and "SLACK" not in err
     assert serve(Settings(teams=True), env={ID: "app-id"}) == 2
     assert "CLIENTSECRET is required" in capsys.readouterr().err
+    certificate = {ID: "app-id", "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__TENANTID": "t",
+                   "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__AUTHTYPE": "certificate"}
+    assert serve(Settings(teams=True), env=certificate) == 2  # certificate authentication needs its .pfx
+    assert "CERTPFXFILE (the certificate's .pfx file) is required" in capsys.readouterr().err
     assert serve(Settings(), env={}) == 2
     assert "nothing to serve" in capsys.readouterr().err
 
@@ -108,7 +112,7 @@ def test_make_teams_package_builds_an_uploadable_zip(tmp_path):
     assert set(bot["scopes"]) == {"personal", "team", "groupChat"}
     assert {c["title"] for c in bot["commandLists"][0]["commands"]} == set(COMMANDS)
     assert {p["name"] for p in manifest["authorization"]["permissions"]["resourceSpecific"]} == {
-        "ChannelMessage.Read.Group"}
+        "ChannelMessage.Read.Group", "ChatMessage.Read.Chat"}  # channels and group chats, unmentioned
     # PNG width and height live at bytes 16-24 of the IHDR chunk.
     assert (int.from_bytes(color[16:20], "big"), int.from_bytes(color[20:24], "big")) == (192, 192)
     assert (int.from_bytes(outline[16:20], "big"), int.from_bytes(outline[20:24], "big")) == (32, 32)
