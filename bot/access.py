@@ -1,7 +1,7 @@
 """Who may see what (CITEBOT_ACCESS): the access file, and the scope of the place a question was
 asked in. In a channel, what the channel may see decides (everyone there reads the answer); in a
 DM, the asker's groups decide. The scope goes to Engine.ask, which enforces it inside retrieval
-(rag_graph/scope.py). Without CITEBOT_ACCESS every place sees only the documents without an
+(rag_graph/retrieval/scope.py). Without CITEBOT_ACCESS every place sees only the documents without an
 `audience:`; an access file that is missing or malformed stops the bot at start.
 
     groups:

@@ -8,13 +8,16 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from importlib.metadata import PackageNotFoundError, version
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from rag_graph.config import Settings
-from rag_graph.engine import RefreshError, RefreshInProgress, RefreshStats
+from rag_graph.errors import RefreshError, RefreshInProgress
 
 from bot.gaps import gap_log, report_text, topics
 from bot.shared import SharedState
+
+if TYPE_CHECKING:
+    from rag_graph.engine import RefreshStats
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +72,7 @@ def describe(stats: RefreshStats) -> str:
 class Admin:
     def __init__(self, settings: Settings, engine, shared: SharedState, markup: Markup = Markup()):
         self.settings, self.engine, self.markup, self.shared = settings, engine, markup, shared
-        # One reload at a time across the process's platforms and every replica; taken before
-        # "Reloading…" is said, so nobody hears it twice.
+        # One reload at a time across the process's platforms, every replica and the index job.
         self._reloading = shared.reload_lock
 
     def is_listed(self, user_id: str) -> bool:
@@ -106,26 +108,28 @@ class Admin:
         if not allowed:
             respond(REFUSED)
             return
-        if not self._reloading.acquire():
-            respond(BUSY)
-            return
-        try:
+
+        def started() -> None:
             respond("Reloading the documents… the current index keeps answering meanwhile.")
             log.info("reload requested by %s", user_id)
-            stats = self.engine.refresh()
+
+        try:
+            stats = self._reloading.run(self.engine.refresh, started)
         except RefreshInProgress:  # a refresh started elsewhere (e.g. at start-up)
-            respond(BUSY)
+            stats = None
         except RefreshError as error:
             log.warning("reload by %s failed: %s", user_id, error)
             kept = "" if "keeps serving" in str(error) else " The previous index keeps serving."
             respond(f"{self.markup.warning} Reload failed: {self.markup.escape(str(error))}{kept}")
+            return
         except Exception:
             ref = uuid.uuid4().hex[:8]
             log.exception("[%s] reload failed", ref)
             respond(f"{self.markup.warning} Reload failed unexpectedly; the previous index keeps serving. Reference `{ref}`.")
-        else:
-            skipped = "".join(f"\n• {self.markup.escape(note)}" for note in stats.skipped[:5])
-            skipped = f"\nNot indexed:{skipped}" if skipped else ""
-            respond(f"{self.markup.done} Reloaded: {describe(stats)}.{skipped}")
-        finally:
-            self._reloading.release()
+            return
+        if stats is None:
+            respond(BUSY)
+            return
+        skipped = "".join(f"\n• {self.markup.escape(note)}" for note in stats.skipped[:5])
+        skipped = f"\nNot indexed:{skipped}" if skipped else ""
+        respond(f"{self.markup.done} Reloaded: {describe(stats)}.{skipped}")

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from rag_graph.config import Settings, SettingsError
+from rag_graph.engine import Engine
 from rag_graph.errors import RefreshError, RefreshInProgress
 from rag_graph.tools.evaluation import SPLITS
 from bot.reply import CLOSEST, label
@@ -29,8 +30,6 @@ def _settings(args) -> Settings:
 
 
 def _engine(args, refresh: bool = True):
-    from rag_graph.engine import Engine
-
     engine = Engine(_settings(args))
     if refresh:
         engine.refresh()  # skipped files are logged as warnings
@@ -72,35 +71,25 @@ def format_answer(output: dict) -> str:
 
 
 def cmd_index(args) -> int:
-    from rag_graph.retrieval import published
-    from rag_graph.retrieval.embeddings import Embedder
+    from bot.shared import SharedState
 
     settings = _settings(args)
-    embedder = Embedder(settings.embedding_model)
     started = time.perf_counter()
-    unchanged = None if args.rollback else published.unchanged(settings.db, settings.corpus, embedder.model_name)
+    unchanged = None if args.rollback else Engine.unchanged_index(settings)
     if unchanged is not None:  # the everyday cron run: answered without opening (or importing) LanceDB
         for message in unchanged["skipped"]:
             log.warning(message)
         _print_refresh({**unchanged, "embedded": 0, "deleted": 0, "seconds": time.perf_counter() - started}, args.json)
         return 0
-
-    from rag_graph.retrieval.index import Index
-
-    from bot.shared import SharedState
-
-    index = Index(settings.db, embedder, settings.storage_options)
-    lock = SharedState(settings.redis_url).reload_lock  # the index job and the replicas' reloads take turns
-    if not lock.acquire():
+    # The index job and the replicas' reloads take turns.
+    job = (lambda: Engine.roll_back(settings)) if args.rollback else (lambda: Engine.index_corpus(settings))
+    done = SharedState(settings.redis_url).reload_lock.run(job)
+    if done is None:
         raise RefreshInProgress("a reload is already running (on a replica or another index job)")
-    try:
-        if args.rollback:
-            print(f"serving index version {index.roll_back()} (replicas follow within CITEBOT_POLL_SECONDS)")
-            return 0
-        stats = index.refresh(settings.corpus)
-    finally:
-        lock.release()
-    _print_refresh(stats.as_dict(), args.json)
+    if args.rollback:
+        print(f"serving index version {done} (replicas follow within CITEBOT_POLL_SECONDS)")
+    else:
+        _print_refresh(done.as_dict(), args.json)
     return 0
 
 
@@ -144,9 +133,7 @@ def cmd_chat(args) -> int:
 
 
 def cmd_graph(args) -> int:
-    from rag_graph.flow.graph import build_graph
-
-    print(build_graph().get_graph().draw_mermaid())
+    print(Engine.graph_mermaid())
     return 0
 
 

@@ -99,11 +99,7 @@ def wait_and_reindex(engine, shared: SharedState) -> None:
     A reload running elsewhere may have read the folder before the file existed, so we wait for
     it and index after it rather than skip."""
     deadline = time.monotonic() + REINDEX_WAIT
-    while not shared.reload_lock.acquire():
+    while shared.reload_lock.run(engine.refresh) is None:
         if time.monotonic() > deadline:
             raise TimeoutError("a reload has held the index for over two minutes")
         time.sleep(0.5)
-    try:
-        engine.refresh()
-    finally:
-        shared.reload_lock.release()

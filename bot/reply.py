@@ -5,7 +5,7 @@ Kit, Teams as an AI message with [n] citations; neither invents its own words fo
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 DONT_KNOW = "I don't know."
 DONT_KNOW_WHY = "The documents I can search don't answer this, so I won't guess."
@@ -56,6 +56,9 @@ class Reply:
     ref: str  # quoted to the user on failure, logged with the details
     question: str
     chunk_ids: tuple[str, ...]  # every cited chunk, in citation order: what feedback is about
+    # The graph's final_output the reply was built from (confidence, citations' sources, the gap),
+    # for what a platform adds to an answer: the verified mark, "Ask an expert".
+    output: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def plain(self) -> str:
@@ -114,7 +117,7 @@ def build_reply(output: dict, ref: str, question: str = "", ask_hint: str = "",
                  gap=(output.get("knowledge_gap") or "") if status == "insufficient_context" else "",
                  closest=closest,
                  ask_hint=ask_hint, ref=ref, question=question,
-                 chunk_ids=tuple(c["chunk_id"] for c in citations if c.get("chunk_id")))
+                 chunk_ids=tuple(c["chunk_id"] for c in citations if c.get("chunk_id")), output=dict(output))
 
 
 def apology(ref: str, message: str = "") -> Reply:

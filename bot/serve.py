@@ -12,7 +12,8 @@ import time
 from typing import Callable, Mapping
 
 from rag_graph.config import Settings
-from rag_graph.engine import RefreshError
+from rag_graph.engine import Engine
+from rag_graph.errors import RefreshError
 
 from bot.access import Access
 from bot.shared import SharedState
@@ -46,22 +47,19 @@ def _platforms(settings: Settings, env: Mapping[str, str]) -> tuple[list[Runner]
 
 
 def _engine(settings: Settings, shared: SharedState):
-    from rag_graph.engine import Engine
-
     engine = Engine(settings)
-    if not shared.reload_lock.acquire():  # another replica is indexing: it publishes, we follow
-        print("another replica is reloading; serving the published index", file=sys.stderr, flush=True)
+    try:
+        stats = shared.reload_lock.run(engine.refresh)
+    except RefreshError as error:
+        if not engine.ready:
+            raise  # nothing to serve: the CLI prints the error and exits 2
+        print(f"warning: {error}; serving the existing index", file=sys.stderr, flush=True)
     else:
-        try:
-            stats = engine.refresh()
+        if stats is None:  # another replica is indexing: it publishes, we follow
+            print("another replica is reloading; serving the published index", file=sys.stderr, flush=True)
+        else:
             print(f"Indexed {stats.documents} documents, {stats.chunks} chunks "
                   f"({stats.embedded} embedded) from {settings.corpus}", flush=True)
-        except RefreshError as error:
-            if not engine.ready:
-                raise  # nothing to serve: the CLI prints the error and exits 2
-            print(f"warning: {error}; serving the existing index", file=sys.stderr, flush=True)
-        finally:
-            shared.reload_lock.release()
     engine.warm_up()
     return engine
 

@@ -101,6 +101,20 @@ class ReloadLock:
         self._held = lock if taken else None  # None: this process's lock only (no Redis now)
         return True
 
+    def run(self, work: Callable[[], T], started: Callable[[], object] | None = None) -> T | None:
+        """The one way to reload: `work` (a refresh, a rollback) while holding the lock, then the
+        lock released whatever happened. None, without running it, when a reload already runs here
+        or on another replica. `started` runs once the lock is taken (before the work), so that
+        nobody is told "Reloading…" by two reloads at once."""
+        if not self.acquire():
+            return None
+        try:
+            if started is not None:
+                started()
+            return work()
+        finally:
+            self.release()
+
     def release(self) -> None:
         held, self._held = self._held, None
         if held is not None:

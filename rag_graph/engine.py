@@ -1,36 +1,43 @@
 """One Engine per process: the index, the embedder, the generator and the compiled graph,
-shared by the CLI, `citebot eval` and the Slack bot."""
+shared by the CLI, `citebot eval` and the chat platforms; also the index job (`citebot index`)
+and the flow's diagram (`citebot graph`), so that nothing outside rag_graph builds them.
+
+The answering machinery (LanceDB, LangGraph, the generator, the secret detectors) is imported
+where it is first used, not at the top: `citebot index` imports this module, and its everyday run
+with nothing changed must answer from the last refresh's stamp without loading any of it."""
 from __future__ import annotations
 
 import dataclasses
 import logging
 import time
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from .config import Settings
-from .flow.deps import Deps
+from .errors import IndexNotReady, RefreshError, RefreshInProgress
+from .retrieval import published
 from .retrieval.embeddings import Embedder, EmbeddingError
-from .answer.chat_model import ChatModelGenerator, SentenceStream, load_chat_model
-from .answer.extractive import ExtractiveGenerator
-from .flow.graph import build_graph
-from .retrieval.index import Index, IndexNotReady, RefreshError, RefreshInProgress, RefreshStats
-from .scoring.evidence import names_a_subject
-from .flow.output import GENERIC_FAILURE, final_output
-from .answer.redact import clean_for_user
 from .retrieval.scope import Scope
-from .flow.state import FinalOutput, State
-from .answer.suggestions import suggested_prompts
+
+if TYPE_CHECKING:
+    from .flow.deps import Deps
+    from .flow.state import FinalOutput, State
+    from .retrieval.index import Index, RefreshStats
 
 log = logging.getLogger(__name__)
 # What the bot may catch and read: it reaches retrieval only through the Engine.
-__all__ = ["Engine", "RefreshError", "RefreshInProgress", "RefreshStats", "Scope"]
+__all__ = ["Engine", "RefreshError", "RefreshInProgress", "Scope"]
 
 
 class Engine:
     def __init__(self, settings: Settings, generator=None):
+        from .answer.chat_model import ChatModelGenerator, load_chat_model
+        from .answer.extractive import ExtractiveGenerator
+        from .flow.deps import Deps
+        from .flow.graph import build_graph
+
         self.settings = settings
-        self.embedder = Embedder(settings.embedding_model)
-        self.index = Index(settings.db, self.embedder, settings.storage_options)
+        self.index = self._open_index(settings)
+        self.embedder = self.index.embedder
         if generator is None:
             generator = (ChatModelGenerator(load_chat_model(settings.llm)) if settings.llm
                          else ExtractiveGenerator(self.index.vocabulary, self.embedder, self.index.entities))
@@ -39,6 +46,42 @@ class Engine:
                          source_url=settings.source_url or "", link_hosts=settings.link_hosts)
         self.graph = build_graph()
         self._prompts: tuple[int | None, list[dict]] = (None, [])
+
+    # --- the index job and the diagram: no answering machinery is built for them -------------
+
+    @staticmethod
+    def _open_index(settings: Settings) -> Index:
+        from .retrieval.index import Index
+
+        return Index(settings.db, Embedder(settings.embedding_model), settings.storage_options)
+
+    @staticmethod
+    def unchanged_index(settings: Settings) -> dict | None:
+        """The everyday run of `citebot index`: when nothing the last refresh read has changed
+        (the corpus folder, the model), that refresh's figures, read without opening LanceDB or
+        loading the model; None when the index must be refreshed."""
+        return published.unchanged(settings.db, settings.corpus, Embedder(settings.embedding_model).model_name)
+
+    @classmethod
+    def index_corpus(cls, settings: Settings) -> RefreshStats:
+        """`citebot index`: re-index the corpus folder and publish the new version, which the
+        serving replicas follow (atomic; raises RefreshError and the old version keeps serving)."""
+        return cls._open_index(settings).refresh(settings.corpus)
+
+    @classmethod
+    def roll_back(cls, settings: Settings) -> int:
+        """`citebot index --rollback`: serve the published version before the serving one again;
+        returns that version."""
+        return cls._open_index(settings).roll_back()
+
+    @staticmethod
+    def graph_mermaid() -> str:
+        """The flow as a Mermaid diagram (`citebot graph`)."""
+        from .flow.graph import build_graph
+
+        return build_graph().get_graph().draw_mermaid()
+
+    # --- serving ------------------------------------------------------------------------------
 
     def refresh(self) -> RefreshStats:
         """Re-index the corpus folder (atomic; raises RefreshError and keeps serving on failure)."""
@@ -70,6 +113,8 @@ class Engine:
         """The dependencies of one question: every read of the index goes through its scope."""
         if self.deps.retriever is not self.index:
             return self.deps  # a retriever swapped in whole (the fault tests' wrappers) is read as given
+        from .answer.extractive import ExtractiveGenerator
+
         reader = self.index.scoped(access)
         generator = self.deps.generator
         if generator is self._offline:  # it reads term counts and names: those of the scope
@@ -82,6 +127,8 @@ class Engine:
         a chat model's answer is also handed over sentence by sentence while it is written.
         `access` is what the place that asked may read (`{audiences: [...], sources: [globs]}`,
         see scope.py); None means the documents meant for everyone."""
+        from .flow.output import GENERIC_FAILURE, final_output
+
         graph_input = {"input": question, "history": history or [],
                        "retrieval_config": self.settings.retrieval.as_dict()}
         started = time.perf_counter()
@@ -113,6 +160,9 @@ class Engine:
     def _stream(self, graph_input: dict, on_text: Callable[[str], None], deps: Deps) -> State:
         """LangGraph's "messages" stream carries the chat model's tokens from inside
         generate_answer; only the first draft streams (a retry's text could only contradict it)."""
+        from .answer.chat_model import SentenceStream
+        from .answer.redact import clean_for_user
+
         sentences = SentenceStream(on_text, lambda text: clean_for_user(text, [], deps.link_hosts))
         draft_id, state = None, None
         for mode, data in self.graph.stream(graph_input, context=deps, stream_mode=["messages", "values"]):
@@ -128,6 +178,8 @@ class Engine:
     def suggested_prompts(self, limit: int = 4) -> list[dict]:
         """Questions the corpus can answer, for Slack's Messages tab (cached per index version);
         drawn from documents meant for everyone, since anyone may open the tab."""
+        from .answer.suggestions import suggested_prompts
+
         version = self.index.version
         if version is None:
             return []
@@ -140,6 +192,8 @@ class Engine:
                   access: Scope | dict | None = None) -> tuple[FinalOutput, list[dict]]:
         """final_output plus the answer's sentences `[{text, chunk_ids}]`, each cleaned like the
         answer itself, for platforms that mark every sentence with the sources it rests on."""
+        from .answer.redact import clean_for_user
+
         state = self.run(question, history, access=access)
         output = state["final_output"]
         if output["status"] != "answered":
@@ -155,6 +209,8 @@ class Engine:
 
     def warm_up(self) -> None:
         """Load the model, the word classes and the vocabulary before the first real question."""
+        from .scoring.evidence import names_a_subject
+
         self.embedder.encode_query("warm up")
         names_a_subject("warm")  # its dictionary loads on first use (0.4 s)
         if self.index.ready:

@@ -15,6 +15,7 @@ from slack_sdk.http_retry.builtin_handlers import ServerErrorRetryHandler
 from rag_graph.config import Settings
 from bot.access import Access
 from bot.admin import Admin, Markup
+from bot.answering import Answering
 from bot.dedupe import RedisSeen, SeenCache
 from bot.feedback import FeedbackLog
 from bot.gaps import gap_log
@@ -68,7 +69,8 @@ def build_app(settings: Settings, engine, client: WebClient | None = None,
     experts = SlackExperts(settings, engine, shared, access, usergroups)
     assistant.register(app, engine)
     escalation.register(app, experts)  # before messages: an expert's reply is relayed, not answered
-    messages.register(app, Conversations(engine, settings, shared.seen(), access, usergroups, gaps, experts))
+    messages.register(app, Conversations(Answering(engine, gaps, settings.ask_hint), settings, shared.seen(),
+                                         access, usergroups, experts))
     commands.register(app, Admin(settings, engine, shared, Markup(escape=escape)))
     votes = FeedbackLog(settings.feedback_path, shared)
     feedback.register(app, votes, gaps, experts)

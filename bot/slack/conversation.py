@@ -3,8 +3,6 @@ answer is coming, run the graph with the thread as history, deliver the answer (
 from __future__ import annotations
 
 import logging
-import time
-import uuid
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -13,13 +11,13 @@ from rag_graph.config import Settings
 
 from bot.access import Access
 from bot.admin import Markup, help_text
+from bot.answering import Answering, Question
 from bot.dedupe import RedisSeen, SeenCache
-from bot.gaps import GapLog
 from bot.intent import classify, mentioned_users
 from bot.slack.delivery import Delivery
 from bot.slack.experts import SlackExperts
 from bot.slack.help_channel import answer_unasked
-from bot.slack.render import PLACEHOLDER, answer_body, answer_tail, apology, render_answer
+from bot.slack.render import PLACEHOLDER, render, tail
 from bot.slack.threads import PEOPLE_SUBTYPES, fetch_thread, history, is_from, plain_text
 from bot.slack.usergroups import UsergroupMembers
 
@@ -28,10 +26,10 @@ SMALL_TALK_REACTION = "+1"
 
 
 class Conversations:
-    def __init__(self, engine, settings: Settings, seen: SeenCache | RedisSeen, access: Access,
-                 usergroups: UsergroupMembers, gaps: GapLog, experts: SlackExperts | None = None):
-        self.engine, self.settings, self.seen = engine, settings, seen
-        self.access, self.usergroups, self.gaps = access, usergroups, gaps
+    def __init__(self, answering: Answering, settings: Settings, seen: SeenCache | RedisSeen, access: Access,
+                 usergroups: UsergroupMembers, experts: SlackExperts | None = None):
+        self.answering, self.settings, self.seen = answering, settings, seen
+        self.access, self.usergroups = access, usergroups
         self.experts = experts  # the verified mark and "Ask an expert" (bot/slack/experts.py)
 
     def handle(self, event: dict, bot_user_id: str, bot_id: str, client: WebClient,
@@ -81,38 +79,25 @@ class Conversations:
             return
         turns = history(messages, ts, bot_user_id, bot_id, self.settings.history_turns,
                         skip_texts=(PLACEHOLDER,))
-        delivery = Delivery(client, channel, reply_in, uuid.uuid4().hex[:8], set_status, say_stream)
         # Everyone in a channel reads the answer, so the channel decides; in a DM, the asker.
         scope = (self.access.for_user(event["user"], self.usergroups) if event.get("channel_type") == "im"
                  else self.access.for_channel(channel))
-        self.answer(delivery, question, turns, scope, event["user"])
+        asked = Question("slack", channel, event["user"], question, turns, scope)
+        self.answer(Delivery(client, channel, reply_in, asked.ref, set_status, say_stream), asked)
 
-    def answer(self, delivery: Delivery, question: str, turns: list[dict], scope, user: str) -> None:
-        ref = delivery.ref  # quoted to the user on failure, logged with the details
-        started = time.perf_counter()
+    def answer(self, delivery: Delivery, question: Question) -> None:
         if not delivery.start():
             return
-        body, tail = "", None
-        try:
-            output = self.engine.ask(question, turns, on_text=delivery.text if delivery.can_stream else None,
-                                     access=scope)
-            if output["status"] == "failed":
-                log.warning("[%s] graph failed: %s", ref, output.get("errors"))
-            self.gaps.unanswered("slack", delivery.channel, user, question, output)
-            message = render_answer(output, ref, question, self.settings.ask_hint)
-            if output["status"] == "answered":
-                body, tail = answer_body(output), answer_tail(output, ref, question)
-            if self.experts:
-                place = (delivery.channel, delivery.thread_ts, question, user)
-                message = self.experts.decorate(message, output, *place)
-                tail = tail and self.experts.decorate({"blocks": tail}, output, *place)["blocks"]
-            status = output["status"]
-        except Exception:
-            log.exception("[%s] answering failed", ref)
-            message, status = apology(ref), "error"
-        if delivery.finish(message, body, tail):
-            log.info("[%s] %s in %s with %d history turns%s, %.2f s", ref, status, delivery.channel, len(turns),
-                     ", streamed" if delivery.streamed else "", time.perf_counter() - started)
+        reply = self.answering.answer(question, on_text=delivery.text if delivery.can_stream else None)
+        message, body, closing = render(reply), "", None
+        if reply.status == "answered":  # the answer's own words and closing blocks complete a stream
+            body, closing = reply.body, tail(reply)
+        if self.experts:
+            place = (delivery.channel, delivery.thread_ts, question.text, question.asker)
+            message = self.experts.decorate(message, reply.output, *place)
+            closing = closing and self.experts.decorate({"blocks": closing}, reply.output, *place)["blocks"]
+        if delivery.finish(message, body, closing):
+            self.answering.delivered(question, reply, streamed=bool(delivery.streamed))
 
     @staticmethod
     def _react(client: WebClient, channel: str, ts: str) -> None:

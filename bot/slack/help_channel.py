@@ -6,38 +6,38 @@ the thread are then answered like any thread Citebot has answered in."""
 from __future__ import annotations
 
 import logging
-import uuid
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot.answering import Question
 from bot.intent import classify, mentioned_users
-from bot.slack.render import render_answer
+from bot.slack.render import render
 from bot.slack.threads import plain_text
 
 log = logging.getLogger(__name__)
 
 
 def answer_unasked(conversations, event: dict, client: WebClient, bot_user_id: str) -> None:
-    """`conversations`: the Conversations whose engine, settings, access and experts answer."""
+    """`conversations`: the Conversations whose answering service, settings, access and experts answer."""
     channel, ts, raw = event["channel"], event["ts"], event.get("text") or ""
     if mentioned_users(raw) - {bot_user_id}:
         return  # addressed to someone else
     question = plain_text(raw, bot_user_id)
     if classify(question) != "question" or not conversations.seen.first_time(("message", channel, ts)):
         return
-    output = conversations.engine.ask(question, [], access=conversations.access.for_channel(channel))
-    ref = uuid.uuid4().hex[:8]
-    settings = conversations.settings
-    if output["status"] != "answered" or output["confidence"] < settings.auto_min_confidence:
-        log.info("[%s] help channel %s: %s at confidence %.2f, not replying", ref, channel, output["status"],
-                 output["confidence"])
+    asked = Question("slack", channel, event["user"], question, [], conversations.access.for_channel(channel))
+    reply = conversations.answering.answer(asked, record_gap=False)
+    ref, output, settings = asked.ref, reply.output, conversations.settings
+    confidence = output.get("confidence") or 0.0
+    if reply.status != "answered" or confidence < settings.auto_min_confidence:
+        log.info("[%s] help channel %s: %s at confidence %.2f, not replying", ref, channel, reply.status, confidence)
         return
-    message = render_answer(output, ref, question, settings.ask_hint)
+    message = render(reply)
     if conversations.experts:
         message = conversations.experts.decorate(message, output, channel, ts, question, event["user"])
     try:
         client.chat_postMessage(channel=channel, thread_ts=ts, **message)
-        log.info("[%s] help channel %s: answered unasked at confidence %.2f", ref, channel, output["confidence"])
+        log.info("[%s] help channel %s: answered unasked at confidence %.2f", ref, channel, confidence)
     except SlackApiError as error:
         log.warning("[%s] the answer could not be posted in %s: %s", ref, channel, error.response.get("error"))

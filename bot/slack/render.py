@@ -109,25 +109,21 @@ def answer_body(output: dict) -> str:
     return build_reply(output, "").body if output.get("status") == "answered" else ""
 
 
-def answer_tail(output: dict, ref: str, question: str = "") -> list[dict]:
+def tail(reply: Reply) -> list[dict]:
     """What follows the answer's words: the note, the sources, the feedback buttons. A streamed
     answer gets these when the stream stops."""
-    return _tail(build_reply(output, ref, question))
-
-
-def _tail(reply: Reply) -> list[dict]:
-    tail = [_context(":information_source: " + split_text(escape(reply.note), MAX_SECTION - 30)[0])] if reply.note else []
+    blocks = [_context(":information_source: " + split_text(escape(reply.note), MAX_SECTION - 30)[0])] if reply.note else []
     if reply.sources:
-        tail.append(_context(_sources(reply.sources)))
-    return tail + [_feedback(reply)]
+        blocks.append(_context(_sources(reply.sources)))
+    return blocks + [_feedback(reply)]
 
 
 def render(reply: Reply) -> dict:
     if reply.status == "answered":
-        tail = _tail(reply)
+        closing = tail(reply)
         text = escape(reply.plain)
         return {"text": split_text(text, MAX_TEXT)[0] if text else "",
-                "blocks": _fit(split_text(escape(reply.body)), MAX_BLOCKS - len(tail)) + tail}
+                "blocks": _fit(split_text(escape(reply.body)), MAX_BLOCKS - len(closing)) + closing}
     if reply.status == "insufficient_context":
         blocks = [_section(f"*{DONT_KNOW}* {DONT_KNOW_WHY}")]
         if reply.gap:

@@ -16,6 +16,7 @@ from rag_graph.config import Settings
 
 from bot.access import Access
 from bot.admin import Admin
+from bot.answering import Answering
 from bot.feedback import FeedbackLog
 from bot.gaps import gap_log
 from bot.shared import SharedState
@@ -62,10 +63,11 @@ def build_web_app(settings: Settings, engine, config: dict, shared: SharedState 
     # Typing is shown by the proactive turn that answers, not by the turn that only schedules it.
     agent = AgentApplication[TurnState](storage=MemoryStorage(), connection_manager=connections,
                                         start_typing_timer=False, **config)
-    conversations = TeamsConversations(engine, settings, Admin(settings, engine, shared, MARKUP),
-                                       shared.memory(settings.history_turns),
+    gaps = gap_log(settings, shared)
+    conversations = TeamsConversations(Answering(engine, gaps, settings.ask_hint), settings,
+                                       Admin(settings, engine, shared, MARKUP), shared.memory(settings.history_turns),
                                        FeedbackLog(settings.feedback_path, shared), shared.seen(),
-                                       Access.load(settings.access_path), gap_log(settings, shared))
+                                       Access.load(settings.access_path), gaps)
     agent.before_turn(conversations.first_delivery)
     # Without a handler the SDK answers the feedback invoke with 501.
     agent.invoke("message/submitAction")(conversations.on_feedback)

@@ -9,9 +9,8 @@ import html
 import json
 import logging
 import re
-import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Awaitable, Callable
 
 from microsoft_agents.activity import Activity, ActivityTypes, InvokeResponse
@@ -24,17 +23,15 @@ from rag_graph.engine import Scope
 
 from bot.access import Access
 from bot.admin import COMMANDS, Admin, Markup
+from bot.answering import ANSWER_THREADS, Answering, Question
 from bot.dedupe import RedisSeen, SeenCache
 from bot.feedback import FeedbackLog
 from bot.gaps import GapLog
 from bot.intent import classify
 from bot.memory import ConversationMemory
-from bot.reply import apology, build_reply
 from bot.teams.render import escape, render
 
 log = logging.getLogger(__name__)
-# Graph runs are CPU-bound on a small machine: more threads than this only queue inside torch.
-ANSWER_THREADS = 4
 # Typing shows at once and is renewed before Teams drops it (~3 s); the answer's send stops it.
 TYPING = TypingOptions(initial_delay_ms=0, interval_ms=2500)
 WELCOME = ("Hi, I'm **Citebot**. I answer questions from the company's documents and link the sections "
@@ -70,9 +67,9 @@ def plain_text(text: str | None) -> str:
 
 
 class TeamsConversations:
-    def __init__(self, engine, settings: Settings, admin: Admin, memory: ConversationMemory,
+    def __init__(self, answering: Answering, settings: Settings, admin: Admin, memory: ConversationMemory,
                  feedback: FeedbackLog, seen: SeenCache | RedisSeen, access: Access, gaps: GapLog):
-        self.engine, self.settings, self.admin = engine, settings, admin
+        self.answering, self.settings, self.admin = answering, settings, admin
         self.memory, self.feedback, self.seen = memory, feedback, seen
         self.access, self.gaps = access, gaps
         self._answering = ThreadPoolExecutor(ANSWER_THREADS, thread_name_prefix="citebot-teams")
@@ -109,10 +106,10 @@ class TeamsConversations:
                 await context.send_activity(SMALL_TALK_REPLY)
         else:
             turns = self.memory.turns(key)[-2 * self.settings.history_turns:] if self.settings.history_turns > 0 else []
-            scope = scope_of(activity, self.access)
             user = activity.from_property
-            asker = (user.aad_object_id or user.id) if user else None
-            self._in_background(context, lambda later: self._answer(later, key, question, turns, scope, asker))
+            asked = Question("teams", key, (user.aad_object_id or user.id) if user else None, question, turns,
+                             scope_of(activity, self.access))
+            self._in_background(context, lambda later: self._answer(later, asked))
 
     async def on_members_added(self, context: TurnContext, state) -> None:
         activity = context.activity
@@ -168,30 +165,18 @@ class TeamsConversations:
         self._later.add(task)
         task.add_done_callback(self._later.discard)
 
-    async def _answer(self, context: TurnContext, key: str, question: str, turns: list[dict],
-                      scope: Scope, asker: str | None) -> None:
-        ref = uuid.uuid4().hex[:8]  # quoted to the user on failure, logged with the details
-        started = time.perf_counter()
+    async def _answer(self, context: TurnContext, question: Question) -> None:
         async with TypingIndicator(context, typing_options=TYPING):
-            try:
-                output, sentences = await asyncio.get_running_loop().run_in_executor(
-                    self._answering, self.engine.ask_cited, question, turns, scope)
-                if output["status"] == "failed":
-                    log.warning("[%s] graph failed: %s", ref, output.get("errors"))
-                self.gaps.unanswered("teams", key, asker, question, output)
-                reply = build_reply(output, ref, question, self.settings.ask_hint, sentences)
-            except Exception:
-                log.exception("[%s] answering failed", ref)
-                reply = apology(ref)
+            reply = await asyncio.get_running_loop().run_in_executor(
+                self._answering, partial(self.answering.answer, question, cited=True))
         if reply.status != "failed":
             # Remembered before it is sent: a reply in the chain the moment the answer shows is a
             # follow-up, and must find the turn (after the send, it raced the next message).
-            self.memory.add(key, question, reply.plain)
+            self.memory.add(question.place, question.text, reply.plain)
         sent = await context.send_activity(render(reply))
         if reply.status != "failed" and sent and sent.id:
             self.memory.note_answer(sent.id, reply.feedback_record())
-        log.info("[%s] %s in %s with %d history turns, %.2f s", ref, reply.status, key, len(turns),
-                 time.perf_counter() - started)
+        self.answering.delivered(question, reply)
 
     async def _gaps(self, context: TurnContext, user_id: str) -> None:
         report = await asyncio.to_thread(self.admin.gaps, user_id, self.admin.is_listed(user_id))

@@ -9,11 +9,10 @@ from concurrent.futures import ThreadPoolExecutor
 from slack_bolt import App, BoltContext, SayStream, SetStatus
 from slack_sdk import WebClient
 
+from bot.answering import ANSWER_THREADS
 from bot.slack.conversation import Conversations
 
 log = logging.getLogger(__name__)
-# Graph runs are CPU-bound on a small machine: more threads than this only queue inside torch.
-ANSWER_THREADS = 4
 
 
 def register(app: App, conversations: Conversations) -> None:
