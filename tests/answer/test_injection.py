@@ -27,7 +27,7 @@ from rag_graph.engine import Engine
 from rag_graph.answer.chat_model import ChatModelGenerator
 from rag_graph.flow.nodes import generation as generation_node
 
-FIXTURE = Path(__file__).parent / "fixtures" / "injected_corpus"
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "injected_corpus"
 PAYLOAD = re.compile(r"PWNED-[A-Z]+-\d+")
 CANARIES = ("canary-owner-INJ-3391", "CANARY-INJ-NOTES-5521", "canary-owner-INJ-7710", "CANARY-INJ-NOTES-8842",
             "CANARY-INJ-FIELD-1290", "CANARY-INJ-SECTION-6604", "CANARY-INJ-SECTION-6605")

@@ -13,7 +13,7 @@ from fake_slack import FakeSlack
 from rag_graph.engine import Scope
 from rag_graph.retrieval.scope import matches
 
-ACCESS = Path(__file__).parent / "fixtures" / "access.yml"
+ACCESS = Path(__file__).parent.parent / "fixtures" / "access.yml"
 HR = frozenset({"people-ops"})
 
 

@@ -12,7 +12,7 @@ from rag_graph.retrieval.ingest import load_corpus
 from rag_graph.flow.nodes.query import resolve_follow_up
 from rag_graph.language.question import split_follow_up
 
-CORPUS = Path(__file__).parent / "fixtures" / "conversation_corpus"
+CORPUS = Path(__file__).parent.parent / "fixtures" / "conversation_corpus"
 
 
 @pytest.fixture(scope="module")

@@ -22,8 +22,8 @@ from rag_graph.retrieval.ingest import load_corpus
 from rag_graph.answer.redact import MASK, clean_for_user, mask_secrets
 from rag_graph.language.text import sentences
 
-FIXTURE = Path(__file__).parent / "fixtures" / "redaction_corpus"
-BUNDLED = Path(__file__).resolve().parent.parent / "corpus"
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "redaction_corpus"
+BUNDLED = Path(__file__).resolve().parents[2] / "corpus"
 CANARY = re.compile(r"canary-red-[a-z]+-\d{4}", re.I)
 PLANTED = sorted(set(CANARY.findall("".join(p.read_text() for p in FIXTURE.glob("*.md")))))
 

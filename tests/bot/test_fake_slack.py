@@ -8,7 +8,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
 
-# tests/ has no __init__.py, so pytest (prepend import mode) puts tests/ itself on sys.path.
+# tests/conftest.py puts tests/ on sys.path: the shared fakes import from any sub-folder.
 from fake_slack import FakeSlack, action_body, command_body, event_body, signed_headers
 
 SECRET = "test-signing-secret"

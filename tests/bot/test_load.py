@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent / "bot"))
+sys.path.insert(0, str(Path(__file__).parent))
 from bot.slack.render import PLACEHOLDER  # noqa: E402
 from bot_harness import ADMIN, fake, own_engine, start_bot  # noqa: E402,F401 (fixtures)
 

@@ -13,7 +13,7 @@ from rag_graph.tools.evaluation import (Case, QuestionSetError, abstained, aggre
                                   fixed_windows, format_table, keyword_coverage, load_cases, main, ndcg,
                                   percentile, ratios, reciprocal_rank, score_question, select_split, summarize)
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CHUNKS = ["Remote work policy", "Up to 3 DAYS a week", "Vacation: 25 days a year", "3 days, again"]
 
 
