@@ -9,6 +9,7 @@ DM, the asker's groups decide. The scope goes to Engine.ask, which enforces it i
         slack_users: [U0123ABCD]
         slack_usergroups: [S0PEOPLE]      # resolved with usergroups.users.list, cached
         teams_users: ["6f1c…"]            # AAD object ids
+        source_groups: ["confluence:hr-team", "aad:7f3c…", "google:hr@acme.com"]  # mirrored permissions
     channels:
       C0HRTEAM: {groups: [people-ops]}    # a Slack channel id, or a Teams channel / team id
       C0ENGHELP: {sources: ["engineering/**"]}
@@ -48,8 +49,18 @@ class Group(_Strict):
     slack_users: list[str] = []
     slack_usergroups: list[str] = []
     teams_users: list[str] = []
+    # Groups of a source with `permissions: mirror` (rag_graph/retrieval/sources): a document
+    # limited to one of them upstream is for this group here. Compared case-blind.
+    source_groups: list[str] = []
 
     _clean = field_validator("slack_users", "slack_usergroups", "teams_users")(_names)
+
+    @field_validator("source_groups")
+    @classmethod
+    def _source_groups(cls, values: list[str]) -> list[str]:
+        if any(":" not in value.strip(":") for value in _names(values)):
+            raise ValueError("must be written `<source kind>:<group>`, like confluence:hr-team")
+        return [value.strip().lower() for value in values]
 
 
 class Experts(_Strict):
@@ -74,6 +85,8 @@ class _File(_Strict):
 class Access:
     def __init__(self, groups: dict[str, Group] | None = None, channels: dict[str, Channel] | None = None):
         self.groups = {name.strip().lower(): group for name, group in (groups or {}).items()}
+        if bad := [name for name in self.groups if ":" in name]:  # ':' marks a source group in an audience
+            raise ValueError(f"groups.{bad[0]}: a group name must not contain ':'")
         self.channels = channels or {}
         for channel_id, channel in self.channels.items():
             unknown = [g for g in channel.groups if g.lower() not in self.groups]
@@ -124,7 +137,7 @@ class Access:
         """What a channel may see: the first of its ids the file lists (Teams: the channel, then
         its team); a channel the file does not list sees the documents for everyone."""
         channel = next((self.channels[c] for c in channel_ids if c and c in self.channels), Channel())
-        return Scope(audiences=frozenset(g.lower() for g in channel.groups), sources=tuple(channel.sources))
+        return Scope(audiences=self._audiences(g.lower() for g in channel.groups), sources=tuple(channel.sources))
 
     def for_user(self, user_id: str | None,
                  usergroup_members: Callable[[str], Iterable[str]] = lambda usergroup: ()) -> Scope:
@@ -132,7 +145,17 @@ class Access:
         from `usergroup_members`), or by Teams AAD object id."""
         if not user_id:
             return Scope()
-        return Scope(audiences=frozenset(
+        return Scope(audiences=self._audiences(
             name for name, group in self.groups.items()
             if user_id in group.slack_users or user_id in group.teams_users
             or any(user_id in usergroup_members(usergroup) for usergroup in group.slack_usergroups)))
+
+    def _audiences(self, names: Iterable[str]) -> frozenset[str]:
+        """The groups, and the source groups they map: a mirrored document's audience."""
+        names = set(names)
+        return frozenset(names | {s for name in names for s in self.groups[name].source_groups})
+
+    def unmapped(self, source_groups: Iterable[str]) -> list[str]:
+        """The source groups no group maps: a document limited to those alone reaches nobody."""
+        mapped = {s for group in self.groups.values() for s in group.source_groups}
+        return sorted({g.lower() for g in source_groups} - mapped)

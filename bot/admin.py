@@ -15,6 +15,7 @@ from rag_graph.errors import RefreshError, RefreshInProgress
 
 from bot.gaps import gap_log, report_text, topics
 from bot.shared import SharedState
+from bot.sources import status_lines
 
 if TYPE_CHECKING:
     from rag_graph.engine import RefreshStats
@@ -86,8 +87,9 @@ class Admin:
             index = f"no index yet (an admin can run `{self.markup.command.format('reload')}`)"
         stats = self.engine.last_refresh
         last = f"{_when(stats.finished_at)}: {describe(stats)}" if stats else "not since this process started"
+        sources = "".join(f"\n• Source {self.markup.escape(line)}" for line in status_lines(self.engine))
         return (f"{self.markup.bold.format('Citebot ' + _app_version())}\n• {index}\n• Last reload: {last}"
-                f"\n• Shared state: {self.markup.escape(self.shared.describe())}")
+                f"\n• Shared state: {self.markup.escape(self.shared.describe())}{sources}")
 
     def help(self) -> str:
         return help_text(self.markup)
@@ -114,9 +116,11 @@ class Admin:
             log.info("reload requested by %s", user_id)
 
         try:
-            stats = self._reloading.run(self.engine.refresh, started)
+            report = self._reloading.run(self.engine.sync, started)  # the sources (CITEBOT_SOURCES), then the index
+            if report is not None and report.refresh_error:
+                raise RefreshError(report.refresh_error)
         except RefreshInProgress:  # a refresh started elsewhere (e.g. at start-up)
-            stats = None
+            report = None
         except RefreshError as error:
             log.warning("reload by %s failed: %s", user_id, error)
             kept = "" if "keeps serving" in str(error) else " The previous index keeps serving."
@@ -127,9 +131,12 @@ class Admin:
             log.exception("[%s] reload failed", ref)
             respond(f"{self.markup.warning} Reload failed unexpectedly; the previous index keeps serving. Reference `{ref}`.")
             return
-        if stats is None:
+        if report is None:
             respond(BUSY)
             return
+        stats = report.refresh
         skipped = "".join(f"\n• {self.markup.escape(note)}" for note in stats.skipped[:5])
         skipped = f"\nNot indexed:{skipped}" if skipped else ""
-        respond(f"{self.markup.done} Reloaded: {describe(stats)}.{skipped}")
+        failed = "".join(f"\n• {s.name}: {self.markup.escape(s.error)}" for s in report.failed)
+        failed = f"\n{self.markup.warning} Sources that failed (their last good documents stay):{failed}" if failed else ""
+        respond(f"{self.markup.done} Reloaded: {describe(stats)}.{skipped}{failed}")

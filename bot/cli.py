@@ -1,4 +1,4 @@
-"""`citebot index|ask|chat|graph|demo|eval|bench|gaps|serve`."""
+"""`citebot index|sync|ask|chat|graph|demo|eval|bench|gaps|serve`."""
 from __future__ import annotations
 
 import argparse
@@ -103,6 +103,21 @@ def _print_refresh(stats: dict, as_json: bool) -> None:
           f"{stats['deleted']} deleted in {stats['seconds']:.2f} s (index version {stats['version']})")
     print("files: " + ", ".join(f"{suffix} {counts['read']} read" + (f", {counts['skipped']} skipped" if counts["skipped"] else "")
                                 for suffix, counts in sorted(stats["formats"].items())))
+
+
+def cmd_sync(args) -> int:
+    from bot.access import Access
+    from bot.shared import SharedState
+    from bot.sources import report_lines
+
+    settings = _settings(args)
+    access = Access.load(settings.access_path)  # names the documents nobody may read
+    engine = _engine(args, refresh=False)
+    report = SharedState(settings.redis_url).reload_lock.run(lambda: engine.sync(args.source))
+    if report is None:
+        raise RefreshInProgress("a reload is already running (on a replica or another sync)")
+    print(json.dumps(report.as_dict(), indent=2, ensure_ascii=False) if args.json else "\n".join(report_lines(report, access)))
+    return 1 if report.failed or report.refresh_error else 0
 
 
 def cmd_ask(args) -> int:
@@ -223,6 +238,9 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("--json", action="store_true")
     index.add_argument("--rollback", action="store_true",
                        help="serve the previous published version again (moves the serving tag back)")
+    sync = command("sync", cmd_sync, "fetch what changed in the sources (CITEBOT_SOURCES), then refresh the index")
+    sync.add_argument("--source", help="only this source (its name in CITEBOT_SOURCES)")
+    sync.add_argument("--json", action="store_true")
     ask = place(command("ask", cmd_ask, "answer one question"))
     ask.add_argument("question")
     ask.add_argument("--history", help="JSON file: a list of {role, content} turns before the question")

@@ -12,9 +12,10 @@ import time
 from typing import Callable, Mapping
 
 from rag_graph.config import Settings
-from rag_graph.engine import Engine
+from rag_graph.engine import Engine, check_sources
 from rag_graph.errors import RefreshError
 
+from bot import sources
 from bot.access import Access
 from bot.shared import SharedState
 from bot.verified import folder_of
@@ -49,7 +50,9 @@ def _platforms(settings: Settings, env: Mapping[str, str]) -> tuple[list[Runner]
 def _engine(settings: Settings, shared: SharedState):
     engine = Engine(settings)
     try:
-        stats = shared.reload_lock.run(engine.refresh)
+        # A first start with sources has nothing to serve until they have been read once.
+        stats = shared.reload_lock.run(engine.refresh if engine.ready or not settings.sources_path
+                                       else lambda: _first_sync(engine))
     except RefreshError as error:
         if not engine.ready:
             raise  # nothing to serve: the CLI prints the error and exits 2
@@ -59,9 +62,16 @@ def _engine(settings: Settings, shared: SharedState):
             print("another replica is reloading; serving the published index", file=sys.stderr, flush=True)
         else:
             print(f"Indexed {stats.documents} documents, {stats.chunks} chunks "
-                  f"({stats.embedded} embedded) from {settings.corpus}", flush=True)
+                  f"({stats.embedded} embedded) from {settings.documents}", flush=True)
     engine.warm_up()
     return engine
+
+
+def _first_sync(engine):
+    report = engine.sync()
+    if report.refresh_error:
+        raise RefreshError(report.refresh_error)
+    return report.refresh
 
 
 def _follow_index(engine, seconds: float) -> None:
@@ -94,8 +104,10 @@ def serve(settings: Settings, env: Mapping[str, str] | None = None) -> int:
         return 2
     Access.load(settings.access_path)  # a bad access file stops us before anything is indexed
     folder_of(settings)  # so does a verified-answers folder outside the corpus
+    check_sources(settings)  # so does a bad sources file or a source's missing credentials
     shared = SharedState(settings.redis_url)
     engine = _engine(settings, shared)
+    sources.start(engine, shared, settings)  # every CITEBOT_SYNC_MINUTES, counted from the last sync
     threading.Thread(target=_follow_index, args=(engine, settings.poll_seconds),
                      daemon=True, name="citebot-follow").start()
     # The last platform (Teams' aiohttp loop, when present) keeps the main thread and its signals.

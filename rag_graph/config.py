@@ -145,6 +145,26 @@ class Settings(BaseSettings):
     # and how many days a verified answer stays verified before it is due for review.
     verified_dir: Path | None = env("CITEBOT_VERIFIED_DIR", None)
     verified_days: int = env("CITEBOT_VERIFIED_DAYS", 180, ge=1)
+    # Sources kept in sync (rag_graph/retrieval/sources): the file listing them, where their mirror
+    # and sync state live, how often `citebot serve` syncs (0: only on the admin's reload), and
+    # each vendor's credentials (never in the sources file, never shown).
+    sources_path: Path | None = env("CITEBOT_SOURCES", None)
+    sync_dir: Path = env("CITEBOT_SYNC_DIR", Path(".citebot/sources"))
+    sync_minutes: float = env("CITEBOT_SYNC_MINUTES", 60.0, ge=0)
+    confluence_email: str | None = env("CONFLUENCE_EMAIL", None)
+    confluence_api_token: str | None = env("CONFLUENCE_API_TOKEN", None, repr=False)
+    graph_tenant_id: str | None = env("CITEBOT_GRAPH_TENANT_ID", None)
+    graph_client_id: str | None = env("CITEBOT_GRAPH_CLIENT_ID", None)
+    graph_client_secret: str | None = env("CITEBOT_GRAPH_CLIENT_SECRET", None, repr=False)
+    graph_url: HttpUrl = env("CITEBOT_GRAPH_URL", "https://graph.microsoft.com/v1.0")
+    graph_authority: HttpUrl = env("CITEBOT_GRAPH_AUTHORITY", "https://login.microsoftonline.com")
+    google_credentials: Path | None = env("GOOGLE_APPLICATION_CREDENTIALS", None)  # a service-account key file
+    drive_url: HttpUrl = env("CITEBOT_DRIVE_URL", "https://www.googleapis.com/drive/v3")
+
+    @property
+    def documents(self) -> Path:
+        """The folder the index is built from: CITEBOT_CORPUS, or the sources' mirror."""
+        return self.sync_dir / "mirror" if self.sources_path else self.corpus
 
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, **_sources):

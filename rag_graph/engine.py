@@ -22,10 +22,19 @@ if TYPE_CHECKING:
     from .flow.deps import Deps
     from .flow.state import FinalOutput, State
     from .retrieval.index import Index, RefreshStats
+    from .retrieval.sources import SyncReport
 
 log = logging.getLogger(__name__)
 # What the bot may catch and read: it reaches retrieval only through the Engine.
-__all__ = ["Engine", "RefreshError", "RefreshInProgress", "Scope"]
+__all__ = ["Engine", "RefreshError", "RefreshInProgress", "Scope", "check_sources"]
+
+
+def check_sources(settings: Settings) -> None:
+    """Raise SourcesError, one line, when the sources file (CITEBOT_SOURCES) or a source's
+    credentials are wrong."""
+    from .retrieval.sources import load_sources
+
+    load_sources(settings)
 
 
 class Engine:
@@ -60,13 +69,13 @@ class Engine:
         """The everyday run of `citebot index`: when nothing the last refresh read has changed
         (the corpus folder, the model), that refresh's figures, read without opening LanceDB or
         loading the model; None when the index must be refreshed."""
-        return published.unchanged(settings.db, settings.corpus, Embedder(settings.embedding_model).model_name)
+        return published.unchanged(settings.db, settings.documents, Embedder(settings.embedding_model).model_name)
 
     @classmethod
     def index_corpus(cls, settings: Settings) -> RefreshStats:
         """`citebot index`: re-index the corpus folder and publish the new version, which the
         serving replicas follow (atomic; raises RefreshError and the old version keeps serving)."""
-        return cls._open_index(settings).refresh(settings.corpus)
+        return cls._open_index(settings).refresh(settings.documents)
 
     @classmethod
     def roll_back(cls, settings: Settings) -> int:
@@ -84,8 +93,22 @@ class Engine:
     # --- serving ------------------------------------------------------------------------------
 
     def refresh(self) -> RefreshStats:
-        """Re-index the corpus folder (atomic; raises RefreshError and keeps serving on failure)."""
-        return self.index.refresh(self.settings.corpus)
+        """Re-index the documents as they are on disk: CITEBOT_CORPUS, or the sources' mirror
+        (atomic; raises RefreshError and keeps serving on failure)."""
+        return self.index.refresh(self.settings.documents)
+
+    def sync(self, only: str | None = None) -> SyncReport:
+        """Fetch what changed in each source (CITEBOT_SOURCES), then refresh the index in the same
+        atomic step as `refresh`; a failing source keeps its last good documents."""
+        from .retrieval.sources import sync
+
+        return sync(self.settings, self.refresh, only)
+
+    def sources_status(self) -> list[dict]:
+        """Each source's last sync, documents and last error (none without CITEBOT_SOURCES)."""
+        from .retrieval.sources import sources_status
+
+        return sources_status(self.settings)
 
     def follow_index(self) -> bool:
         """Serve the version the index's serving tag names now (another replica or the index job

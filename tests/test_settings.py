@@ -54,6 +54,18 @@ GOOD = {
     "CITEBOT_AUTO_MIN_CONFIDENCE": ("0.8", "auto_min_confidence", 0.8),
     "CITEBOT_VERIFIED_DIR": ("docs/kb/verified", "verified_dir", Path("docs/kb/verified")),
     "CITEBOT_VERIFIED_DAYS": ("90", "verified_days", 90),
+    "CITEBOT_SOURCES": ("sources.yml", "sources_path", Path("sources.yml")),
+    "CITEBOT_SYNC_DIR": ("/var/citebot/sources", "sync_dir", Path("/var/citebot/sources")),
+    "CITEBOT_SYNC_MINUTES": ("15", "sync_minutes", 15.0),
+    "CONFLUENCE_EMAIL": ("bot@acme.com", "confluence_email", "bot@acme.com"),
+    "CONFLUENCE_API_TOKEN": ("ATATT-x", "confluence_api_token", "ATATT-x"),
+    "CITEBOT_GRAPH_TENANT_ID": ("tenant-1", "graph_tenant_id", "tenant-1"),
+    "CITEBOT_GRAPH_CLIENT_ID": ("client-1", "graph_client_id", "client-1"),
+    "CITEBOT_GRAPH_CLIENT_SECRET": ("s3cret", "graph_client_secret", "s3cret"),
+    "CITEBOT_GRAPH_URL": ("http://127.0.0.1:9/v1.0", "graph_url", "http://127.0.0.1:9/v1.0"),
+    "CITEBOT_GRAPH_AUTHORITY": ("http://127.0.0.1:9", "graph_authority", "http://127.0.0.1:9"),
+    "GOOGLE_APPLICATION_CREDENTIALS": ("sa.json", "google_credentials", Path("sa.json")),
+    "CITEBOT_DRIVE_URL": ("http://127.0.0.1:9/drive/v3", "drive_url", "http://127.0.0.1:9/drive/v3"),
 }
 BAD = {
     "CITEBOT_TOP_K": ("x", "must be an integer"),

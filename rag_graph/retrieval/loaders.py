@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import io
 import re
+from urllib.parse import quote
 from pathlib import Path
 
 import yaml
@@ -34,6 +35,22 @@ def page_name(path: str) -> str:
     formats keep theirs, so a.pdf and a.md may sit side by side."""
     return re.sub(r"\.(?:md|markdown|mdx)$", "", path)
 SIDECAR_SUFFIXES = (".yml", ".yaml")
+
+
+def source_url(template: str, path: str) -> str:
+    """`{path}`: the file's path below the corpus folder, each segment URL-quoted, extension kept;
+    `{slug}`: the same without `.md` (or `.markdown`, `.mdx`), an `index.md` standing for its
+    folder (as static-site generators publish it)."""
+    if not template or not path:
+        return ""
+    segments = path.split("/")
+    page = page_name(segments[-1])
+    slug_segments = segments[:-1] if page == "index" and page != segments[-1] else [*segments[:-1], page]
+    slug = "/".join(quote(s, safe="") for s in slug_segments)
+    url = template.replace("{path}", "/".join(quote(s, safe="") for s in segments)).replace("{slug}", slug)
+    # The corpus root's index.md has an empty slug: "https://site/{slug}/" must not become "//".
+    return re.sub(r"(?<!:)//+", "/", url) if not slug else url
+
 
 _MAGIC = {".pdf": (b"%PDF-", "a PDF"), ".docx": (b"PK\x03\x04", "a Word (.docx) file")}
 _LIST_ITEM = re.compile(r"^(?:[•▪◦‣]\s*|[-*]\s+|\d{1,3}[.)]\s+)")  # extraction may drop the space after a bullet
