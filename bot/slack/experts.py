@@ -170,8 +170,9 @@ class SlackExperts:
                                       user, record["audience"], self._permalink(client, record["channel"], record["thread"]))
         wait_and_reindex(self.engine, self.shared)
         log.info("verified answer %s saved by %s", verified.source_id, user)
+        whose = "their" if user == reply["expert"] else f"<@{reply['expert']}>'s"
         self._say(client, record["channel"], record["thread"],
-                  f":white_check_mark: <@{user}> saved <@{reply['expert']}>'s answer as a verified answer "
+                  f":white_check_mark: <@{user}> saved {whose} answer as a verified answer "
                   f"(due for review on {verified.review_by}). I'll answer this question from it from now on.")
         return None
 
