@@ -37,6 +37,14 @@ def check_sources(settings: Settings) -> None:
     load_sources(settings)
 
 
+def _copy_folders(settings: Settings) -> None:
+    """With sources, the folder sources' files reach the mirror before any refresh reads it."""
+    if settings.sources_path:
+        from .retrieval.sources import sync_folders
+
+        sync_folders(settings)
+
+
 class Engine:
     def __init__(self, settings: Settings, generator=None):
         from .answer.chat_model import ChatModelGenerator, load_chat_model
@@ -69,12 +77,14 @@ class Engine:
         """The everyday run of `citebot index`: when nothing the last refresh read has changed
         (the corpus folder, the model), that refresh's figures, read without opening LanceDB or
         loading the model; None when the index must be refreshed."""
+        _copy_folders(settings)
         return published.unchanged(settings.db, settings.documents, Embedder(settings.embedding_model).model_name)
 
     @classmethod
     def index_corpus(cls, settings: Settings) -> RefreshStats:
         """`citebot index`: re-index the corpus folder and publish the new version, which the
         serving replicas follow (atomic; raises RefreshError and the old version keeps serving)."""
+        _copy_folders(settings)
         return cls._open_index(settings).refresh(settings.documents)
 
     @classmethod
@@ -95,6 +105,7 @@ class Engine:
     def refresh(self) -> RefreshStats:
         """Re-index the documents as they are on disk: CITEBOT_CORPUS, or the sources' mirror
         (atomic; raises RefreshError and keeps serving on failure)."""
+        _copy_folders(self.settings)
         return self.index.refresh(self.settings.documents)
 
     def sync(self, only: str | None = None) -> SyncReport:

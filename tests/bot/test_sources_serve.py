@@ -1,7 +1,7 @@
 """How the running bot keeps sources in sync: the periodic sync of `citebot serve`
 (CITEBOT_SYNC_MINUTES) brings an upstream change into answers without anyone asking, the admin's
-reload syncs the sources and names those that failed, and `status` shows each source's last
-sync, documents and last error."""
+reload syncs the sources and names those that failed, `status` shows each source's last sync,
+documents and last error, and a refresh copies the folder sources first."""
 from __future__ import annotations
 
 import time
@@ -39,3 +39,9 @@ def test_serve_syncs_on_its_interval_and_on_reload_and_status_tells(tmp_path):
             time.sleep(0.5)
     finally:
         stop.set()
+
+    # A file saved into a folder source (a verified answer into CITEBOT_CORPUS) is indexed by the
+    # refresh that follows, without waiting for a sync.
+    (folder / "lockers.md").write_text("# Lockers\n\n## Keys\n\nLocker keys are kept by reception in box 7.\n")
+    engine.refresh()
+    assert "box 7" in answer(engine, "Who keeps the locker keys?")[0]

@@ -9,6 +9,6 @@ incrementally, and the index is built from the mirror exactly as from CITEBOT_CO
     running them, the report       -> sync.py
 """
 from .settings import SourcesError, load_sources
-from .sync import SyncReport, sources_status, sync
+from .sync import SyncReport, sources_status, sync, sync_folders
 
-__all__ = ["SourcesError", "SyncReport", "load_sources", "sources_status", "sync"]
+__all__ = ["SourcesError", "SyncReport", "load_sources", "sources_status", "sync", "sync_folders"]

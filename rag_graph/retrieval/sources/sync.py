@@ -84,6 +84,15 @@ def sync(settings: Settings, refresh: Callable[[], object], only: str | None = N
     return report
 
 
+def sync_folders(settings: Settings) -> None:
+    """Copy the local folder sources into the mirror (no network): a refresh then indexes a file
+    saved in one of them (a verified answer in CITEBOT_CORPUS) as it would without sources."""
+    if not _in_place(settings):
+        for source in load_sources(settings):
+            if source.type == "folder":
+                _sync_one(settings, source)
+
+
 def _sync_one(settings: Settings, source) -> SourceReport:
     started = time.time()
     report = SourceReport(source.name, source.type)
