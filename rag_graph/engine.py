@@ -243,7 +243,7 @@ class Engine:
 
     def warm_up(self) -> None:
         """Load the model, the word classes and the vocabulary before the first real question."""
-        from .scoring.evidence import names_a_subject
+        from .language.subject import names_a_subject
 
         self.embedder.encode_query("warm up")
         names_a_subject("warm")  # its dictionary loads on first use (0.4 s)

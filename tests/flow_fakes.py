@@ -9,7 +9,7 @@ from rag_graph.flow.deps import Deps
 from rag_graph.retrieval.entities import Gazetteer
 from rag_graph.answer.extractive import ExtractiveGenerator
 from rag_graph.flow.graph import build_graph
-from rag_graph.language.text import term_set
+from rag_graph.language.words import term_set
 
 
 def chunk(chunk_id, body, similarity=0.7, **extra):

@@ -31,7 +31,7 @@ from rag_graph.answer.chat_model import ChatModelGenerator
 from rag_graph.flow.graph import GENERATION_RETRY
 from rag_graph.retrieval.index import ENTITY_TABLE, TABLE, VOCABULARY_TABLE, Index, RefreshError, RefreshInProgress
 from rag_graph.retrieval.vector_store import TABLE as VECTORS
-from rag_graph.language.text import term_set
+from rag_graph.language.words import term_set
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ("handbook/employee-handbook-2025.md", "handbook/benefits.md", "office/facilities.md")

@@ -118,9 +118,9 @@ def test_every_known_crossing_names_a_module():
      ["rag_graph.engine imports rag_graph.flow.nodes.finalize"]),
     ("rag_graph.tools.bench", "from ..flow.nodes.retrieval import CANDIDATES\nfrom ..engine import Engine\n",
      ["rag_graph.tools.bench imports rag_graph.flow.nodes.retrieval"]),
-    ("rag_graph.language.text", "from ..scoring.evidence import values\n",
-     ["rag_graph.language.text imports rag_graph.scoring.evidence"]),
-    ("rag_graph.retrieval.index", "from ..errors import IndexNotReady\nfrom ..language.text import terms\n", []),
+    ("rag_graph.language.words", "from ..scoring.relevance import by_relevance\n",
+     ["rag_graph.language.words imports rag_graph.scoring.relevance"]),
+    ("rag_graph.retrieval.index", "from ..errors import IndexNotReady\nfrom ..language.words import terms\n", []),
 ])
 def test_the_rules_name_a_crossing(name, source, expected):
     """The checker itself: a checker that names nothing would pass every module."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from ..language.text import words
+from ..language.words import words
 
 _CITATION = re.compile(r"\[([^\[\]\s]+::[^\[\]\s]*::\d+)\]")
 INSUFFICIENT = "INSUFFICIENT_CONTEXT"  # the prompt's agreed reply when the documents don't answer

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from ..language.text import FENCE, code_of, link_labels, without_emphasis
+from ..language.markdown import FENCE, code_of, link_labels, without_emphasis
 
 _ZERO_WIDTH = re.compile(r"[\u200b-\u200d\u2060\ufeff]")
 # A code span keeps its backticks (a command or a path reads as code in Slack and Teams); the rest

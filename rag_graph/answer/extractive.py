@@ -13,12 +13,14 @@ from typing import Callable
 import numpy as np
 
 from ..retrieval.entities import Gazetteer
-from ..retrieval.ingest import own_heading
-from ..scoring.evidence import best_matches, by_relevance, holds_role, query_weights, role_asked, standing
+from ..language.markdown import own_heading
+from ..language.question import holds_role, role_asked
+from ..scoring.late import best_matches, standing
+from ..scoring.relevance import by_relevance, query_weights
 from ..language.question import options, split_follow_up
 from ..tuning import DEFAULT
-from ..language.text import (LIST_ITEM, STOPWORDS, code_of, is_code, lead_ins, link_labels, lists, sentences, table_sentences,
-                   term_set, terms, terms_held, weighted_coverage, words)
+from ..language.words import STOPWORDS, term_set, terms, terms_held, weighted_coverage, words
+from ..language.markdown import LIST_ITEM, code_of, is_code, lead_ins, link_labels, lists, sentences, table_sentences
 from .clean import clean_sentence, join_sentences
 
 MAX_SENTENCES = 3

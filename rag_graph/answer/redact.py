@@ -18,7 +18,7 @@ from detect_secrets.plugins.base import RegexBasedDetector
 from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString, HexHighEntropyString
 from detect_secrets.plugins.keyword import DENYLIST as SECRET_KEYWORDS
 
-from ..language.text import link_labels
+from ..language.markdown import link_labels
 
 MASK = "[redacted]"
 

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import re
 
-from ..scoring.evidence import by_relevance, holds_role, kind_named, names_a_subject, role_asked
+from ..language.lexicon import VAGUE
+from ..language.question import holds_role, role_asked
+from ..language.subject import kind_named, names_a_subject
+from ..scoring.relevance import by_relevance
 from .reads import is_outdated
 from .state import State
-
-# Words that name no subject a reader could look for: "people" in "a cap for people who've
-# been here long", the "five" of "after five years".
-_VAGUE = frozenset("people folks someone anyone everyone something anything everything stuff thing things "
-                   "day days week weeks month months year years one two three four five six seven eight nine "
-                   "ten".split())
 
 
 def as_written(term: str, question: str) -> str:
@@ -40,7 +37,7 @@ def describe_gap(state: State, missing: list[str]) -> str:
     subject, or else the closest document that does not answer."""
     question = state.get("normalized_query", "")
     missing = [kind_named(word, question) or word for word in missing
-               if names_a_subject(word, question) and word not in _VAGUE]
+               if names_a_subject(word, question) and word not in VAGUE]
     # "upcoming election" already says "election"; each is named as the asker wrote it ("HSA").
     missing = [as_written(term, question) for term in dict.fromkeys(missing)
                if not any(term != other and term in other.split() for other in missing)]

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .text import terms
-
-QUESTION_WORDS = frozenset("who what when where why how which whose can could do does is are "
-                            "was were will would should".split())
+from .words import term_set, terms, terms_held
 
 # A follow-up carries the thread's subject after the asker's own words, in brackets:
 # "how is it paid? (wellness allowance)".
@@ -30,3 +27,22 @@ def options(part: str, parts: list[str]) -> tuple[set[str], set[str]]:
     others = set().union(*(terms(split_follow_up(p)[0]) for p in parts if p is not part))
     own, theirs, shared = mine - others, others - mine, mine & others
     return (own, theirs) if shared and len(shared) >= max(len(own), len(theirs)) else (set(), set())
+
+
+# "Who is our COO?" asks who holds a role: "Our COO runs the All Hands" names the role, not its
+# holder, and is no answer; only a sentence that names someone is (else the bot says it doesn't know).
+_ASKS_HOLDER = re.compile(r"^\W*who\s*(?:is|are|was|'s|’s)\s+(?:our|the|your|my)\s+(?:[\w-]+\s+){0,3}?"
+                          r"(?P<role>CEO|COO|CTO|CFO|CIO|CISO|CPO|CRO|CMO|VP|founders?|co-?founders?|president|chair\w*|"
+                          r"owner|boss|head of [\w ]+|director of [\w ]+)\W*$", re.I)
+
+
+def role_asked(question: str) -> str:
+    """The role whose holder the question asks for ("COO" of "who is our COO?"), "" if none."""
+    match = _ASKS_HOLDER.search(question)
+    return match["role"] if match else ""
+
+
+def holds_role(text: str, role: str) -> bool:
+    """The text names the role, as the asker wrote it or, for an acronym, written out
+    ("CEO": "Chief Executive Officer")."""
+    return term_set(role) <= terms_held(role, text)

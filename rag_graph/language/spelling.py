@@ -15,7 +15,7 @@ import string
 
 from lemminflect import getAllLemmas
 
-from .text import STOPWORDS, stem
+from .words import STOPWORDS, stem
 
 MIN_LENGTH = 5  # shorter words have too many neighbours one edit away ("cap", "car", "cat")
 _TOKEN = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")

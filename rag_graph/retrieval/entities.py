@@ -16,7 +16,7 @@ from typing import Callable
 from lemminflect import getAllLemmas
 
 from .ingest import Corpus
-from ..language.text import STOPWORDS, words
+from ..language.words import STOPWORDS, words
 
 KINDS = ("document", "section", "name")
 # Stored with the gazetteer: a `citebot index` with no document changed extracts it again when

@@ -32,7 +32,8 @@ from . import published
 from ..errors import IndexNotReady, RefreshError, RefreshInProgress
 from .ingest import Chunk, Corpus, load_corpus
 from .scope import Scope, ScopedIndex, audience_clause, matches
-from ..language.text import STEMMER_VERSION, sentences, terms
+from ..language.words import STEMMER_VERSION, terms
+from ..language.markdown import sentences
 from .vector_store import VectorStore
 
 log = logging.getLogger(__name__)

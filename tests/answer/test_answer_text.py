@@ -22,7 +22,7 @@ def test_an_answer_from_several_documents_names_each_document_once_per_passage(m
 
 def test_a_sentence_ending_inside_quotes_keeps_its_quote_and_gets_no_second_full_stop():
     from rag_graph.answer.clean import clean_sentence
-    from rag_graph.language.text import sentences
+    from rag_graph.language.markdown import sentences
 
     assert sentences("Comp time is not officially “performing work.” If you leave, it is paid out.") == (
         "Comp time is not officially “performing work.”", "If you leave, it is paid out.")
@@ -67,7 +67,7 @@ def test_a_code_block_is_one_sentence_whose_lines_stay_lines():
     completion >> ~/.bashrc npm completion >> ~/.zshrc."), one command a user could not copy. A
     fenced block is one sentence, blank lines and all, even right after a line of text; what looks
     like a list or a table inside it is code."""
-    from rag_graph.language.text import lists, sentences, table_sentences
+    from rag_graph.language.markdown import lists, sentences, table_sentences
 
     assert sentences(COMPLETION)[3] == "```bash\nnpm completion >> ~/.bashrc\n\nnpm completion >> ~/.zshrc\n```"
     config = "Add this to the file:\n```yaml\n- name: ci\n| not | a table |\n|---|---|\n```\nThen save it."

@@ -20,7 +20,7 @@ from rag_graph.config import Settings
 from rag_graph.engine import Engine
 from rag_graph.retrieval.ingest import load_corpus
 from rag_graph.answer.redact import MASK, clean_for_user, mask_secrets
-from rag_graph.language.text import sentences
+from rag_graph.language.markdown import sentences
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "redaction_corpus"
 BUNDLED = Path(__file__).resolve().parents[2] / "corpus"

@@ -221,7 +221,7 @@ def test_a_heading_alone_is_never_an_answer():
     from collections import Counter
 
     from rag_graph.answer.extractive import ExtractiveGenerator
-    from rag_graph.language.text import term_set
+    from rag_graph.language.words import term_set
 
     body = "**Internal Notes On Parental Leave**\n\nParents receive sixteen weeks of paid parental leave."
     chunk = {"chunk_id": "leave::parental::0", "source_id": "leave", "title": "Handbook", "section": "Parental leave",

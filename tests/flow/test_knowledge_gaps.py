@@ -4,7 +4,7 @@ from flow_fakes import FakeRetriever, POLICY, chunk, run, unrelated  # noqa: F40
 
 
 def test_a_word_the_evidence_says_differently_is_not_a_knowledge_gap(embedder):
-    from rag_graph.scoring.evidence import has_synonym
+    from rag_graph.scoring.missing import has_synonym
 
     mileage = chunk("travel::mileage::0", "Mileage is reimbursed when you drive your own automobile to a client site.")
     assert has_synonym("car", [mileage], embedder)
@@ -153,7 +153,7 @@ def test_an_identifier_the_evidence_writes_verbatim_says_what_the_question_is_ab
 
 
 def test_a_gap_names_a_hyphenated_word_as_the_asker_wrote_it():
-    from rag_graph.scoring.evidence import uncovered_terms
+    from rag_graph.scoring.missing import uncovered_terms
     evidence = [chunk("travel::bikes::0", "Bicycles can be stored in the basement racks.")]
     vocabulary = ({"bicycl": 1, "ebik": 1, "e": 1, "bik": 2, "store": 1}, 4)
     gaps = uncovered_terms("can I charge my e-bike at the office?", evidence, vocabulary)

@@ -1,8 +1,8 @@
 """Typos are read as the word the corpus writes; real words and names the corpus lacks stay
 as asked, so they can still be named as knowledge gaps."""
-from rag_graph.scoring.evidence import unknown_word
+from rag_graph.language.subject import unknown_word
 from rag_graph.language.spelling import correct_spelling
-from rag_graph.language.text import stem
+from rag_graph.language.words import stem
 
 VOCABULARY = {stem(word): count for word, count in
               [("vacation", 40), ("request", 25), ("receive", 12), ("rental", 3), ("telework", 9), ("car", 8),

@@ -3,7 +3,7 @@ words that only look alike keep their own, and a word reads the same however it 
 rankings these rules protect are in tests/scoring/test_ranking.py."""
 import pytest
 
-from rag_graph.language.text import stem, terms
+from rag_graph.language.words import stem, terms
 
 
 @pytest.mark.parametrize("forms", [

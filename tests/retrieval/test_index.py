@@ -9,7 +9,8 @@ import pytest
 from rag_graph.retrieval import index as index_module
 from rag_graph.retrieval.embeddings import Embedder, content_tokens
 from rag_graph.retrieval.index import Index, RefreshError, RefreshInProgress
-from rag_graph.language.text import sentences, stem
+from rag_graph.language.words import stem
+from rag_graph.language.markdown import sentences
 
 DOCS = {
     "office.md": "# Office\n\n## Animals\n\nStaff may bring their dogs and cats along on Fridays.\n",

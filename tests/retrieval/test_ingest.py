@@ -122,7 +122,7 @@ def test_a_list_item_that_introduces_nested_items_never_ends_a_chunk_without_the
 def test_a_code_block_cut_across_chunks_is_fenced_in_each():
     # Node.js's rebase guide: a 30-line listing was cut at a line, and the next chunk opened with
     # the listing's tail and its closing fence; read from there, its prose was code and its code prose.
-    from rag_graph.language.text import is_code, sentences
+    from rag_graph.language.markdown import is_code, sentences
 
     listing = "\n".join(f"pick {i:07x} crypto: add feature {i} with its tests and its docs" for i in range(30))
     body = f"# Guide\n\n## Rebase\n\n````text\n{listing}\n# note the ``` in here\n````\n\nSave the file and close the editor.\n"

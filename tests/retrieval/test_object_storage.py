@@ -13,7 +13,7 @@ from bot.cli import main
 from rag_graph.retrieval import index as index_module
 from rag_graph.config import Settings, SettingsError
 from rag_graph.retrieval.index import Index, RefreshError
-from rag_graph.language.text import stem
+from rag_graph.language.words import stem
 from servers import BUCKET
 from test_index import DOCS, corpus  # noqa: F401 (fixture)
 

@@ -198,7 +198,7 @@ def test_a_word_written_with_accents_matches_it_written_without():
     """The 18F handbook writes "resume" 44 times and "résumé" twice; an asker who types the
     accents must still find the resume page (LanceDB's full-text leg folds accents; the
     evidence checks did not, so the page held none of the question's words)."""
-    from rag_graph.scoring.evidence import relevance_scores
+    from rag_graph.scoring.relevance import relevance_scores
     resume = chunk("resume::formatting::0", "Keep your federal resume focused on results.", similarity=0.3)
     deadline = chunk("hiring::deadline::0", "Set your deadline at least five business days out.", similarity=0.3)
     vocabulary = ({"resum": 1, "deadlin": 1, "federal": 1}, 2)
@@ -211,8 +211,8 @@ def test_a_word_whose_s_is_no_plural_matches_its_plural():
     stemmer took the s of 'bonus' for a plural ('bonu'), so evidence on "bonuses" read as silent
     about the asker's "bonus", a false knowledge gap (on 37signals, "seriously ill" likewise
     missed the Massachusetts rule on "a serious health condition")."""
-    from rag_graph.scoring.evidence import uncovered_terms
-    from rag_graph.language.text import stem
+    from rag_graph.scoring.missing import uncovered_terms
+    from rag_graph.language.words import stem
     evidence = [chunk("people::referrals::0", "Referral bonuses are paid once the new hire has stayed 90 days.")]
     vocabulary = ({stem("referral"): 1, stem("bonuses"): 1, stem("paid"): 2, stem("hire"): 1, stem("day"): 2}, 4)
     assert uncovered_terms("when is the referral bonus paid?", evidence, vocabulary) == []
@@ -221,8 +221,8 @@ def test_a_word_whose_s_is_no_plural_matches_its_plural():
 def test_apply_is_not_the_app():
     """'ly' is stripped from adverbs only: 'apply' became 'app', so a chunk about "the app" held
     the asker's "apply" and ranked as if it said how to apply."""
-    from rag_graph.scoring.evidence import relevance_scores
-    from rag_graph.language.text import stem
+    from rag_graph.scoring.relevance import relevance_scores
+    from rag_graph.language.words import stem
     app = chunk("tools::mobile::0", "Install the app on your phone to see your permit.", similarity=0.5)
     form = chunk("facilities::parking::0", "Fill out the permit form to get a parking spot.", similarity=0.5)
     vocabulary = ({stem("app"): 1, stem("apply"): 1, stem("permit"): 2, stem("parking"): 1}, 10)
@@ -235,7 +235,7 @@ def test_an_acronym_is_held_by_the_words_it_stands_for_in_lower_case_too(embedde
     """37signals writes "performance improvement plans", never "PIP": the answer to "could I be
     put on a PIP…?" opened with the sentence that shares "put" and "first year" instead. Lower
     case counts only when every word is a content word: "have questions" is no "HQ"."""
-    from rag_graph.language.text import spells_out, terms_held
+    from rag_graph.language.words import spells_out, terms_held
     assert spells_out("PIP", "We don't do performance improvement plans.") and spells_out("IC", "an individual contributor")
     assert not spells_out("HQ", "Email us if you have questions.") and not spells_out("IC", "It is crucial.")
     assert "pip" in terms_held("could I be put on a PIP?", "We don't do performance improvement plans.")
@@ -256,8 +256,8 @@ def test_a_fare_is_not_far_and_care_is_not_a_car():
     """Dropping a final e made other words: 'fare' was 'far', 'care' and 'career' were 'car'. So
     a travel page on train fares held the "far" of "how far ahead do I ask for leave?", and a
     page on rental cars the "care" of "how much leave to care for a parent?"."""
-    from rag_graph.scoring.evidence import relevance_scores
-    from rag_graph.language.text import stem
+    from rag_graph.scoring.relevance import relevance_scores
+    from rag_graph.language.words import stem
     fares = chunk("travel::rail::0", "Book the lowest train fares in Concur.", similarity=0.4)
     leave = chunk("leave::annual::0", "Request annual leave far enough ahead for your supervisor to plan.",
                   similarity=0.4)

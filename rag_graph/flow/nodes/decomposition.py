@@ -17,10 +17,12 @@ from lemminflect import getAllLemmas
 from ..deps import Deps
 from ...retrieval.entities import Gazetteer
 from ..state import State
-from ...language.text import STOPWORDS, term_set, words
-from ...scoring.evidence import relevance_scores
-from ...language.question import QUESTION_WORDS, options, split_follow_up
+from ...language.words import STOPWORDS, term_set, words
+from ...scoring.relevance import relevance_scores
+from ...language.question import options, split_follow_up
+from ...language.lexicon import QUESTION_WORDS
 from ..reads import corpus_gazetteer, is_outdated, well_formed
+from ...language.lexicon import LEADS
 
 log = logging.getLogger(__name__)
 
@@ -203,9 +205,6 @@ def _sharing_nouns(option: list[str], other: list[str]) -> list[str]:
     return option + [w for w in other[len(option):] if w.islower() and w not in option and "NOUN" in getAllLemmas(w)]
 
 
-_LEADS = frozenset("a an the my our your their his her its".split())
-
-
 def _same_slot(left: str, right: str) -> str | None:
     """"…ask for a cheap training course versus a pricey conference": a right side that opens
     like a phrase of the left ("a", "my") takes that phrase's place, the last one there: "…ask
@@ -213,7 +212,7 @@ def _same_slot(left: str, right: str) -> str | None:
     The phrase ends at its last word the right side stands in for ("a Lead Designer handle"
     against "a Lead SRE": "a Lead SRE handle"), else at the end of the left side."""
     lead = right.split()[0].lower() if right.split() else ""
-    slots = [m for m in re.finditer(rf"\b{lead}\b", left, re.I) if m.start() > 0] if lead in _LEADS else []
+    slots = [m for m in re.finditer(rf"\b{lead}\b", left, re.I) if m.start() > 0] if lead in LEADS else []
     if not slots:
         return None
     start = slots[-1].start()

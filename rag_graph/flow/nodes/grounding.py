@@ -10,8 +10,9 @@ from langgraph.runtime import Runtime
 from ..deps import Deps
 from ..output import cite
 from ..state import State
-from ...language.text import term_set
-from ...scoring.evidence import by_relevance, foreign_terms, uncovered_terms
+from ...language.words import term_set
+from ...scoring.missing import foreign_terms, uncovered_terms
+from ...scoring.relevance import by_relevance
 from ..gap import describe_gap
 
 log = logging.getLogger(__name__)

@@ -10,9 +10,12 @@ from ...tuning import DEFAULT, Tuning
 from ..gap import describe_gap
 from ..reads import is_outdated, text_key
 from ..state import State
-from ...language.text import sentences, term_set, terms_held, weighted_coverage
-from ...scoring.evidence import (by_relevance, foreign_terms, query_weights,
-                       relevance_scores, rerank_late, subject_weights, uncovered_terms, values)
+from ...language.words import term_set, terms_held, weighted_coverage
+from ...language.markdown import sentences
+from ...scoring.missing import foreign_terms, subject_weights, uncovered_terms
+from ...language.amounts import values
+from ...scoring.late import rerank_late
+from ...scoring.relevance import by_relevance, query_weights, relevance_scores
 
 STRONG_SIMILARITY = 0.5  # a match this close needs no lexical confirmation
 STRONG_COVERAGE = 0.5

@@ -11,22 +11,22 @@ from langgraph.runtime import Runtime
 from ...config import MAX_QUESTION_CHARS, RetrievalConfig
 from ..deps import Deps
 from ...retrieval.entities import Entity, Gazetteer
-from ...retrieval.ingest import own_heading
+from ...language.markdown import own_heading
 from ...language.message import normalize
 from ...language.spelling import correct_spelling
 from ..output import final_output
 from ..reads import corpus_gazetteer, corpus_vocabulary
 from ..state import State
-from ...language.question import QUESTION_WORDS, split_follow_up
-from ...language.text import STOPWORDS, stem, words
-from ...scoring.evidence import values
+from ...language.question import split_follow_up
+from ...language.lexicon import QUESTION_WORDS
+from ...language.words import STOPWORDS, stem, words
+from ...language.amounts import values
+from ...language.lexicon import REFERRING
 
 log = logging.getLogger(__name__)
 
 _FOLLOW_UP_OPENERS = ("and ", "what about", "how about", "what if", "same for", "also ", "or ",
                       "but ", "then ", "so ")
-_REFERRING = frozenset("he she him her his hers they them their it its this that these those there "
-                       "one ones same".split())
 _PERSONAL = re.compile(r"\b(she|he|her|him|his|hers)\b", re.I)
 MAX_CARRIED = 4  # words of the previous question a bare follow-up borrows
 RESOLVED_TURNS = 6  # earlier messages the previous question is resolved against (three exchanges)
@@ -57,7 +57,7 @@ def resolve_follow_up(question: str, history: list[dict], gazetteer: Gazetteer |
         return question
     lowered = question.lower()
     own = [w for w in words(question) if w not in STOPWORDS and w not in QUESTION_WORDS]
-    referring = any(w in _REFERRING for w in words(question))
+    referring = any(w in REFERRING for w in words(question))
     opener = lowered.startswith(_FOLLOW_UP_OPENERS)
     if len(own) > 3 and not opener and not referring:
         return question

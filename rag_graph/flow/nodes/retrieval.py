@@ -7,7 +7,7 @@ from langgraph.runtime import Runtime
 
 from ..deps import Deps
 from ..state import State
-from ...scoring.evidence import relevance_scores
+from ...scoring.relevance import relevance_scores
 from ..reads import text_key, well_formed
 
 log = logging.getLogger(__name__)
