@@ -256,6 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--k", type=int, default=10)
     ev.add_argument("--out", help="write the JSON report here")
     ev.add_argument("--baseline", action="store_true", help="also score the fixed-size dense-only baseline")
+    ev.add_argument("--tune", action="append", metavar="NAME=VALUE",
+                    help="try another value of a weight or threshold (a field of rag_graph/tuning.py); repeatable")
     bench = commands.add_parser("bench", help="measure indexing, refresh, query latency, scale and memory")
     bench.add_argument("--corpus", help="corpus to copy and index (default: the 37signals and 18F handbooks "
                                         "next to the repo if present, else corpus/)")

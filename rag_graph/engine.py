@@ -17,6 +17,7 @@ from .errors import IndexNotReady, RefreshError, RefreshInProgress
 from .retrieval import published
 from .retrieval.embeddings import Embedder, EmbeddingError
 from .retrieval.scope import Scope
+from .tuning import DEFAULT, Tuning
 
 if TYPE_CHECKING:
     from .flow.deps import Deps
@@ -46,7 +47,8 @@ def _copy_folders(settings: Settings) -> None:
 
 
 class Engine:
-    def __init__(self, settings: Settings, generator=None):
+    def __init__(self, settings: Settings, generator=None, tuning: Tuning = DEFAULT):
+        """`tuning`: every weight and threshold (tuning.py); `citebot eval --tune` tries others."""
         from .answer.chat_model import ChatModelGenerator, load_chat_model
         from .answer.extractive import ExtractiveGenerator
         from .flow.deps import Deps
@@ -57,10 +59,10 @@ class Engine:
         self.embedder = self.index.embedder
         if generator is None:
             generator = (ChatModelGenerator(load_chat_model(settings.llm)) if settings.llm
-                         else ExtractiveGenerator(self.index.vocabulary, self.embedder, self.index.entities))
+                         else ExtractiveGenerator(self.index.vocabulary, self.embedder, self.index.entities, tuning))
         self._offline = generator if isinstance(generator, ExtractiveGenerator) else None
         self.deps = Deps(retriever=self.index, embedder=self.embedder, generator=generator,
-                         source_url=settings.source_url or "", link_hosts=settings.link_hosts)
+                         source_url=settings.source_url or "", link_hosts=settings.link_hosts, tuning=tuning)
         self.graph = build_graph()
         self._prompts: tuple[int | None, list[dict]] = (None, [])
 
@@ -152,7 +154,7 @@ class Engine:
         reader = self.index.scoped(access)
         generator = self.deps.generator
         if generator is self._offline:  # it reads term counts and names: those of the scope
-            generator = ExtractiveGenerator(reader.vocabulary, self.embedder, reader.entities)
+            generator = ExtractiveGenerator(reader.vocabulary, self.embedder, reader.entities, self.deps.tuning)
         return dataclasses.replace(self.deps, retriever=reader, generator=generator)
 
     def run(self, question: str, history: list[dict] | None = None,

@@ -10,6 +10,7 @@ from rag_graph.retrieval.entities import Gazetteer
 from rag_graph.answer.extractive import ExtractiveGenerator
 from rag_graph.flow.graph import build_graph
 from rag_graph.language.words import term_set
+from rag_graph.tuning import DEFAULT
 
 
 def chunk(chunk_id, body, similarity=0.7, **extra):
@@ -60,10 +61,10 @@ POLICY = chunk("handbook::remote-work::0",
                "Employees may work remotely up to 3 days a week with manager approval.")
 
 
-def compose(question, chunks, embedder=None):
+def compose(question, chunks, embedder=None, tuning=DEFAULT):
     """The extractive generator's draft from these chunks, counting terms over them (without an
     embedder: word scores only)."""
-    return ExtractiveGenerator(FakeRetriever(chunks).vocabulary, embedder).generate(question, chunks, "")
+    return ExtractiveGenerator(FakeRetriever(chunks).vocabulary, embedder, tuning=tuning).generate(question, chunks, "")
 
 
 def run(embedder, question, retriever, generator=None, history=None, **config):

@@ -18,18 +18,11 @@ from ..language.question import holds_role, role_asked
 from ..scoring.late import best_matches, standing
 from ..scoring.relevance import by_relevance, query_weights
 from ..language.question import options, split_follow_up
-from ..tuning import DEFAULT
+from ..tuning import DEFAULT, Tuning
 from ..language.words import STOPWORDS, term_set, terms, terms_held, weighted_coverage, words
 from ..language.markdown import LIST_ITEM, code_of, is_code, lead_ins, link_labels, lists, sentences, table_sentences
 from .clean import clean_sentence, join_sentences
 
-MAX_SENTENCES = 3
-MAX_ANSWER_CHARS = 600
-MAX_CODE_CHARS = MAX_ANSWER_CHARS  # a command or a snippet answers; a listing longer than an answer is the page's
-ANSWER_TYPE_BONUS = 0.3  # a sentence of the kind of answer asked for (date, frequency, number)
-PART_EVIDENCE_BONUS = 0.3  # a sentence of the chunk a sub-question's own search ranked first
-CONTINUES = 0.9  # a third sentence of the best one's passage scoring this close to it continues the answer
-TIE = 0.95  # a runner-up scoring this close to the best sentence answers as well as it does
 # Never evidence: form placeholders ("[Name]", "____", "<date>") and a form's own field lines
 # ("Title: CEO", "Signature:"). Template markup ("{% … %}", "{{ … }}") never reaches an answer.
 _PLACEHOLDER = re.compile(r"\[[A-Z][A-Za-z ]*\](?!\()|_{3,}|<[a-z][a-z _-]*>")
@@ -58,7 +51,6 @@ _ABOUT_THE_PAGE = re.compile(r"\W*(?:this|the following) (?:page|guide|document|
 _ASKS_PROCEDURE = re.compile(r"\bhow\b(?!\s+(?:many|much|long|often|soon|far|early|late|big|fast|quickly|frequently)\b)"
                              r"|\bsteps?\b", re.I)
 _STEP = re.compile(r"\s*\d+[.)]\s")  # an item of a numbered list
-POINTER_PENALTY = 0.3
 # A sentence that opens by pointing back ("However, …", "This includes …") leans on the one before.
 # So does a condition on what was just said ("If it's warranted, … we'll increase pay on January 1st"
 # follows "The Radford data is reviewed once per year…").
@@ -144,21 +136,12 @@ class ExtractiveGenerator:
     with "She" or "His" is given the name of the person its chunk is about; one that leads in
     to a short list ("…on a variety of topics:") carries the list."""
 
-    # Sentences re-scored by embedding, and the weight of their closeness to the question: 12 at
-    # twice the word score found 1 more keyword on 18F dev and 37signals test each than 8 at 1x,
-    # and lost none on any half (`citebot eval`; their vectors are stored, so 4 more cost ~nothing).
-    SEMANTIC_POOL = 12
-    SEMANTIC_WEIGHT = 2.0
-    CARRIED_WEIGHT = 0.5  # a follow-up's own words ("the long-term one") outweigh the subject it borrowed
-    PART_CLOSENESS = 0.4  # a sentence this close to a part answers it without sharing its words
-    # Late interaction at the sentence level: each word of the question meets its best match in
-    # the sentence, read in the context of its chunk. Weight 1 found 3 more keywords on the test
-    # halves and 1 more on the dev halves than none (0.5 and 1.5: 1 fewer on dev each).
-    LATE_WEIGHT = 1.0
+    # Every weight and count it uses is a field of `tuning` (tuning.py: "the offline answer writer").
 
     def __init__(self, vocabulary: Callable[[], tuple[dict[str, int], int]], embedder=None,
-                 entities: Callable[[], Gazetteer] | None = None):
+                 entities: Callable[[], Gazetteer] | None = None, tuning: Tuning = DEFAULT):
         self.vocabulary = vocabulary
+        self.tuning = tuning
         self.embedder = embedder
         self.entities = entities
 
@@ -167,13 +150,13 @@ class ExtractiveGenerator:
         candidates = self._candidates(question, context, weights)
         if not candidates:
             return {"answer": "", "sentences": []}
-        pool = sorted(candidates, key=lambda c: -c.score)[: self.SEMANTIC_POOL]
+        pool = sorted(candidates, key=lambda c: -c.score)[: self.tuning.semantic_pool]
         if self.embedder is not None:
             vectors = self.embedder.encode_passages([c.text for c in pool])
             for candidate, similarity in zip(pool, vectors @ self.embedder.encode_query(question)):
-                candidate.score += self.SEMANTIC_WEIGHT * float(similarity)
+                candidate.score += self.tuning.semantic_weight * float(similarity)
             for candidate, late in zip(pool, self._late_interaction(question, pool, context)):
-                candidate.score += self.LATE_WEIGHT * late
+                candidate.score += self.tuning.sentence_late_weight * late
         # A multi-part question is covered part by part; otherwise any sentence that adds an
         # unanswered side of the question may join.
         asker = split_follow_up(question)[0]
@@ -185,7 +168,7 @@ class ExtractiveGenerator:
         covered = [weighted_coverage(self._weights(part), set().union(*(c.terms | c.heading for c in picked)))
                    for part in parts]
         for number, part in sorted(enumerate(parts), key=lambda item: covered[item[0]]):
-            if len(picked) >= MAX_SENTENCES:
+            if len(picked) >= self.tuning.max_sentences:
                 break
             answer = self._best_for(number, parts, candidates, picked)
             if answer is not None:
@@ -211,7 +194,7 @@ class ExtractiveGenerator:
             # heading holds the answer says that heading.
             label = candidate.titled or (several and not term_set(subject) <= candidate.terms)
             lead = len(shown_lead_in(candidate, picked))
-            if kept and length + len(text) + lead + (len(subject) + 2) * label > MAX_ANSWER_CHARS:
+            if kept and length + len(text) + lead + (len(subject) + 2) * label > self.tuning.max_answer_chars:
                 continue
             kept.append((candidate, text, label))
             length += len(text) + lead + (len(subject) + 2) * label + 1
@@ -247,7 +230,7 @@ class ExtractiveGenerator:
         own, carried = split_follow_up(question)
         asked = [(self.embedder.query_tokens(own), 1.0)]
         if carried.strip():
-            asked.append((self.embedder.query_tokens(carried), self.CARRIED_WEIGHT))
+            asked.append((self.embedder.query_tokens(carried), self.tuning.carried_weight))
         chunks = {c["chunk_id"]: c for c in context}
         places: dict[str, list[int]] = {}  # chunk -> where its candidates stand in the pool
         for at, candidate in enumerate(pool):
@@ -291,7 +274,7 @@ class ExtractiveGenerator:
         own_terms = set(terms(own))
         for term in terms(carried):
             if term not in own_terms:
-                weights[term] *= self.CARRIED_WEIGHT
+                weights[term] *= self.tuning.carried_weight
         return weights
 
     def _best_for(self, number: int, parts: list[str], candidates: list[_Candidate],
@@ -307,26 +290,28 @@ class ExtractiveGenerator:
         own = options(part, parts)[0]
         # One sentence must answer the part: scraps of two ("regular work hours" in a sentence
         # about travel comp time) do not answer "what happens to my regular comp time".
-        if any(weighted_coverage(weights, c.terms | c.heading) >= 0.75 and own <= c.terms | c.heading for c in picked):
+        if any(weighted_coverage(weights, c.terms | c.heading) >= self.tuning.part_covered and own <= c.terms | c.heading
+               for c in picked):
             return None
         covered = set().union(*(c.terms | c.heading for c in picked))
         asker = split_follow_up(part)[0]
         wanted = wanted_answer(asker)
         people = self.entities() if self.entities is not None and _ASKS_PERSON.search(asker) else None
+        tuning = self.tuning
 
         def fit(c: _Candidate) -> float:
-            typed = ANSWER_TYPE_BONUS if holds_answer(c.text, wanted, people) else 0.0
-            found = PART_EVIDENCE_BONUS if number in c.answers_parts else 0.0
-            return weighted_coverage(weights, c.terms | c.heading) + c.lexical / 4 + typed + found
+            typed = tuning.answer_type_bonus if holds_answer(c.text, wanted, people) else 0.0
+            found = tuning.part_evidence_bonus if number in c.answers_parts else 0.0
+            return weighted_coverage(weights, c.terms | c.heading) + c.lexical * tuning.part_lexical_weight + typed + found
 
-        pool = [c for c in sorted(candidates, key=lambda c: -fit(c))[: self.SEMANTIC_POOL]
+        pool = [c for c in sorted(candidates, key=lambda c: -fit(c))[: self.tuning.semantic_pool]
                 if not any(p.overlaps(c) or p.text == c.text for p in picked)]
         if not pool or self.embedder is None:
             return None
         closeness = self.embedder.encode_passages([c.text for c in pool]) @ self.embedder.encode_query(part)
         best, near = max(zip(pool, closeness.tolist()), key=lambda item: fit(item[0]) + item[1])
         adds = weighted_coverage(weights, (best.terms | best.heading) - covered)
-        return best if adds > 0 or near >= self.PART_CLOSENESS else None
+        return best if adds > 0 or near >= self.tuning.part_closeness else None
 
     def _candidates(self, question: str, context: list[dict], weights: dict[str, float]) -> list[_Candidate]:
         asker = split_follow_up(question)[0]
@@ -336,7 +321,7 @@ class ExtractiveGenerator:
         wanted, asked = wanted_answer(kind), set(terms(asker))
         gazetteer = self.entities() if self.entities is not None else None
         people = gazetteer if _ASKS_PERSON.search(kind) else None
-        role = role_asked(asker)
+        role, t = role_asked(asker), self.tuning
         out = []
         # A chunk lower in relevance order pays for it; its late-interaction score already counts
         # in its standing. Measured: paying for the late-interaction order instead lost the
@@ -352,13 +337,14 @@ class ExtractiveGenerator:
                 lead = led.get(sentence, "") if sentence not in tables else ""  # a row names its columns
                 last, tabular = position, sentence in tables
                 if sentence.endswith(":") or sentence in lists(chunk["body"]):
-                    sentence, last = with_list(sentence, lists(chunk["body"]).get(sentence, ()), parts, position, asked)
+                    sentence, last = with_list(sentence, lists(chunk["body"]).get(sentence, ()), parts, position, asked,
+                                             t.list_chars)
                 if is_code(sentence):
-                    if not shown_code(sentence):
+                    if not shown_code(sentence, t.max_answer_chars):
                         continue
                 else:
                     sentence = _TEMPLATE_TAG.sub(" ", sentence).strip()
-                    if sentence.endswith(":") and position + 1 < len(parts) and shown_code(parts[position + 1]):
+                    if sentence.endswith(":") and position + 1 < len(parts) and shown_code(parts[position + 1], t.max_answer_chars):
                         # "Adding it to your ~/.zshrc will make the completions available everywhere:"
                         # holds the commands it leads in to, as a lead-in holds its list.
                         sentence, last = f"{sentence}\n{parts[position + 1]}", position + 1
@@ -369,9 +355,9 @@ class ExtractiveGenerator:
                     if role and not (names_someone(sentence, gazetteer, asked) and holds_role(sentence, role)):
                         continue
                 own = terms_held(asker, sentence)  # "performance improvement plans" holds the asker's "PIP"
-                score = (weighted_coverage(weights, own) + 0.35 * weighted_coverage(weights, heading - own)
-                         + 0.5 * standing(chunk) - 0.05 * relevance_place[chunk["chunk_id"]]
-                         - 0.1 * max(0.0, len(sentence) / 150 - 1.5))  # long rows win on overlap alone
+                score = (weighted_coverage(weights, own) + t.heading_weight * weighted_coverage(weights, heading - own)
+                         + t.standing_weight * standing(chunk, t) - t.place_penalty * relevance_place[chunk["chunk_id"]]
+                         - t.long_sentence_penalty * max(0.0, len(sentence) / t.long_sentence_chars - t.long_sentence_free))
                 typed = holds_answer(sentence, wanted, people)
                 # "Announcement (one week in advance of the planned release)" answers "how far in
                 # advance…?" for every sentence below it. Not for a "how many": a heading's number
@@ -380,18 +366,18 @@ class ExtractiveGenerator:
                           and holds_answer(own_heading(chunk.get("section") or ""), wanted))
                 typed = typed or titled
                 if typed:
-                    score += ANSWER_TYPE_BONUS
+                    score += t.answer_type_bonus
                 if (_POINTER.match(sentence) and len(words(link_labels(sentence))) <= 20 and not _ASKS_PLACE.search(asker)
                         or _ABOUT_THE_PAGE.match(sentence)):
-                    score -= POINTER_PENALTY
+                    score -= t.pointer_penalty
                 out.append(_Candidate(score, score, rank, position, sentence, chunk["chunk_id"], own, heading,
                                       tuple(chunk.get("answers_parts") or ()), typed, last, tabular,
                                       lead, parts.index(lead) if lead in parts else -1, titled))
         return out
 
-    @staticmethod
-    def _pick(pool: list[_Candidate], candidates: list[_Candidate], weights: dict[str, float],
+    def _pick(self, pool: list[_Candidate], candidates: list[_Candidate], weights: dict[str, float],
               others: bool, asked: set[str], procedure: bool = False) -> list[_Candidate]:
+        t = self.tuning
         # An example ("For example: you went on FMLA for 4 weeks…") illustrates a rule; it is not one.
         best = next((c for c in pool if not _EXAMPLE.match(c.text)), pool[0])
         if is_code(best.text):  # a command comes with the sentence that leads in to it, if one does
@@ -408,7 +394,7 @@ class ExtractiveGenerator:
             # follows it: of a list, the item that answers the question.
             items = list(takewhile(lambda c: LIST_ITEM.match(c.text), after))
             follower = max(items, key=lambda c: c.score) if items else follower
-        elif follower is not None and (follower.score < 0.5 * best.score or LIST_ITEM.match(best.text)
+        elif follower is not None and (follower.score < t.follower_share * best.score or LIST_ITEM.match(best.text)
                                        or _EXAMPLE.match(follower.text)):
             # However long the best sentence, the next one may say how ("…can apply for and become
             # a triager. Open a PR on the README.md with…"). A list's next item is an alternative to
@@ -420,10 +406,10 @@ class ExtractiveGenerator:
             # Links homepage… click View/Update Personal Info"). The nearest earlier steps come first.
             earlier = list(takewhile(lambda c: c is not None and _STEP.match(c.text) and c.lead_in == best.lead_in,
                                      (_at(candidates, best.rank, p) for p in range(best.position - 1, -1, -1))))
-            for step in earlier[: MAX_SENTENCES - 1]:
+            for step in earlier[: t.max_sentences - 1]:
                 picked.append(step)
                 covered |= step.terms
-            if len(picked) >= MAX_SENTENCES:
+            if len(picked) >= t.max_sentences:
                 follower = None
         if follower is not None:
             picked.append(follower)
@@ -435,19 +421,19 @@ class ExtractiveGenerator:
         # days in advance for: online courses…" is not "Three to five weeks…: conferences…"), and
         # not in a multi-part answer, whose room belongs to the parts.
         rival = next((c for c in pool if c is not best and not _EXAMPLE.match(c.text)), None)
-        if (others and rival is not None and rival.rank == best.rank and rival.score >= TIE * best.score
+        if (others and rival is not None and rival.rank == best.rank and rival.score >= t.tie * best.score
                 and _prose(best) and _prose(rival)
                 and rival.typed >= best.typed and not any(c.overlaps(rival) for c in picked)
-                and len(rival.terms & best.terms) < DEFAULT.same_topic * len(rival.terms | best.terms)):
+                and len(rival.terms & best.terms) < t.same_topic * len(rival.terms | best.terms)):
             picked.append(rival)
             covered |= rival.terms
         # A sentence from elsewhere must answer another part of the question.
         for candidate in [c for c in pool if c is not best] if others else []:
-            if len(picked) >= MAX_SENTENCES:
+            if len(picked) >= t.max_sentences:
                 break
             adds = sum(weights[t] for t in candidate.terms if t in weights and t not in covered)
             if (not any(c.overlaps(candidate) for c in picked)
-                    and adds >= 0.2 * total and candidate.score >= 0.7 * best.score):
+                    and adds >= t.adds_share * total and candidate.score >= t.adds_score * best.score):
                 picked.append(candidate)
                 covered |= candidate.terms
         # The sentence before may state the rule that the best one only elaborates ("Users are
@@ -465,27 +451,28 @@ class ExtractiveGenerator:
             # it answers, nor a command without the one that says what it does: that one comes
             # right after the best, ahead of every other.
             picked.insert(1, before)
-            return picked[:MAX_SENTENCES]
+            return picked[: t.max_sentences]
         own = {t: w for t, w in weights.items() if t in asked}
-        if (others and len(picked) < MAX_SENTENCES and before is not None and before not in picked and not best.tabular
-                and before.score >= 0.5 * best.score and own
-                and weighted_coverage(own, before.terms) >= 0.5 * weighted_coverage(own, best.terms)
+        if (others and len(picked) < t.max_sentences and before is not None and before not in picked and not best.tabular
+                and before.score >= t.before_score * best.score and own
+                and weighted_coverage(own, before.terms) >= t.before_coverage * weighted_coverage(own, best.terms)
                 and (before.typed or not best.typed) and not before.text.rstrip().endswith(":")):
             picked.append(before)
         # With room left, a passage that answers sentence after sentence is shown on ("…may receive
         # GSA provided computers. If the contractor needs the GSA network, they must use one. If
         # they can complete their work using VDI, they … may use their company computer.").
         third = _at(candidates, best.rank, follower.last + 1) if follower in picked else None
-        if (third is not None and len(picked) < MAX_SENTENCES and _prose(follower)
-                and _prose(third) and not _EXAMPLE.match(third.text) and third.score >= CONTINUES * best.score
+        if (third is not None and len(picked) < t.max_sentences and _prose(follower)
+                and _prose(third) and not _EXAMPLE.match(third.text) and third.score >= t.continues * best.score
                 and not any(c.overlaps(third) for c in picked)):
             picked.append(third)
         return picked
 
 
-def shown_code(sentence: str) -> bool:
-    """A code block short enough to answer with: a command or a snippet, not a listing."""
-    return is_code(sentence) and len(code_of(sentence)) <= MAX_CODE_CHARS
+def shown_code(sentence: str, max_chars: int) -> bool:
+    """A code block short enough to answer with: a command or a snippet, not a listing longer
+    than an answer may be."""
+    return is_code(sentence) and len(code_of(sentence)) <= max_chars
 
 
 def _at(candidates: list[_Candidate], rank: int, position: int) -> _Candidate | None:
@@ -499,18 +486,15 @@ def _prose(candidate: _Candidate) -> bool:
                 or LIST_ITEM.match(candidate.text) or candidate.text.rstrip().endswith(":") or is_code(candidate.text))
 
 
-LIST_CHARS = 300  # a lead-in's list this short is answered whole ("…on a variety of topics: grief; stress; …")
-
-
 def with_list(lead_in: str, items: tuple[str, ...], parts: tuple[str, ...], position: int,
-              asked: set[str]) -> tuple[str, int]:
+              asked: set[str], list_chars: int) -> tuple[str, int]:
     """A lead-in ending in ":" with the list that follows it, as one sentence, and the position
     of the list's last item among the chunk's sentences. When the question names what only one
     item holds ("…if I park a motorcycle?"), that item alone completes the lead-in. A long list
     is left to be answered item by item, and a form's list ("- [Name]", "- Title: CEO") is no
     answer at all."""
     listed = [clean_sentence(item).rstrip(".") for item in items]
-    if (not items or sum(map(len, listed)) > LIST_CHARS
+    if (not items or sum(map(len, listed)) > list_chars
             or any(_PLACEHOLDER.search(item) or _FORM_FIELD.match(item) for item in items)):
         return lead_in, position
     naming = [item for item in listed if (term_set(item) - term_set(lead_in)) & asked]

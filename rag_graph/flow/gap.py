@@ -8,6 +8,7 @@ from ..language.lexicon import VAGUE
 from ..language.question import holds_role, role_asked
 from ..language.subject import kind_named, names_a_subject
 from ..scoring.relevance import by_relevance
+from ..tuning import DEFAULT, Tuning
 from .reads import is_outdated
 from .state import State
 
@@ -17,22 +18,19 @@ def as_written(term: str, question: str) -> str:
     return found[0] if found else term
 
 
-NEAR = 0.3  # a chunk this close to the question is worth naming when it does not answer
-
-
-def near_chunks(state: State) -> list[dict]:
+def near_chunks(state: State, tuning: Tuning = DEFAULT) -> list[dict]:
     """The chunks close to the question, most relevant first (the order the evidence is judged
     in), then the search's own order, which puts keyword hits first."""
     candidates = [*by_relevance(state.get("ranked_chunks", [])), *state.get("retrieved_chunks", [])]
-    return [c for c in candidates if c.get("similarity", 0) >= NEAR]
+    return [c for c in candidates if c.get("similarity", 0) >= tuning.near]
 
 
-def closest_chunk(state: State) -> dict | None:
+def closest_chunk(state: State, tuning: Tuning = DEFAULT) -> dict | None:
     """The current chunk a decline names as the place closest to the question."""
-    return next((c for c in near_chunks(state) if not is_outdated(c)), None)
+    return next((c for c in near_chunks(state, tuning) if not is_outdated(c)), None)
 
 
-def describe_gap(state: State, missing: list[str]) -> str:
+def describe_gap(state: State, missing: list[str], tuning: Tuning = DEFAULT) -> str:
     """What was missing, in a sentence a person understands: the missing words that name a
     subject, or else the closest document that does not answer."""
     question = state.get("normalized_query", "")
@@ -41,8 +39,8 @@ def describe_gap(state: State, missing: list[str]) -> str:
     # "upcoming election" already says "election"; each is named as the asker wrote it ("HSA").
     missing = [as_written(term, question) for term in dict.fromkeys(missing)
                if not any(term != other and term in other.split() for other in missing)]
-    near = near_chunks(state)
-    nearest = closest_chunk(state)
+    near = near_chunks(state, tuning)
+    nearest = closest_chunk(state, tuning)
     topic = (nearest.get("section") or nearest["title"]) if nearest else ""
     place = nearest["title"] + (f" › {topic}" if topic != nearest["title"] else "") if nearest else ""
     if "›" not in topic and len(topic.split()) <= 2:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy
 
+from ..tuning import DEFAULT
 from .deps import Deps
 from .nodes.decomposition import decompose_question, has_sub_questions, retrieve_sub_questions
 from .nodes.finalize import finalize_answer, finalize_failure, finalize_insufficient_context
@@ -66,8 +67,8 @@ def evidence_is_fragmented(state: State) -> bool:
     """The best chunk continues a longer section, or the top chunks come from several sections
     that are about equally relevant."""
     ranked = state["ranked_chunks"]
-    best = ranked[0]
-    close = [c for c in ranked[1:3] if c["relevance"] >= best["relevance"] - 0.05]
+    best, margin = ranked[0], DEFAULT.fragmented_margin  # a router sees the state only, not Deps
+    close = [c for c in ranked[1:3] if c["relevance"] >= best["relevance"] - margin]
     return best.get("chunk_index", 0) > 0 or any(
         (c["source_id"], c.get("anchor")) != (best["source_id"], best.get("anchor")) for c in close)
 

@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..tuning import DEFAULT, Tuning
+
 # Late interaction (ColBERT's MaxSim over the embedding model's own token vectors): each query
 # token meets its best match in the chunk, word by word, where one pooled vector per text blurs
-# them. Re-ranking the top 10 by relevance + 2 x this score raised MRR on both halves of the 18F
-# sets and of the thread sets (18F test .664 -> .749), and cost .02 on the small bundled corpus;
-# see the issue 10 notes.
-LATE_CANDIDATES = 10
-
-
-LATE_WEIGHT = 2.0
+# them. How many chunks it re-ranks, and its weight, are tuning.late_candidates and late_weight.
 
 
 def late_interaction(query: str, chunks: list[dict], embedder) -> list[float]:
@@ -28,19 +24,19 @@ def best_matches(asked: np.ndarray, tokens: np.ndarray) -> np.ndarray:
     return (asked @ tokens.T).max(axis=1)
 
 
-def rerank_late(query: str, ranked: list[dict], embedder) -> list[dict]:
+def rerank_late(query: str, ranked: list[dict], embedder, tuning: Tuning = DEFAULT) -> list[dict]:
     """The top candidates re-ordered by their `standing`, each with its `late` score."""
-    head = ranked[:LATE_CANDIDATES]
+    head = ranked[:tuning.late_candidates]
     if len(head) < 2:
         return ranked
     scored = [{**c, "late": round(late, 4)} for c, late in zip(head, late_interaction(query, head, embedder))]
-    return sorted(scored, key=lambda c: -standing(c)) + ranked[LATE_CANDIDATES:]
+    return sorted(scored, key=lambda c: -standing(c, tuning)) + ranked[tuning.late_candidates:]
 
 
-def standing(chunk: dict) -> float:
+def standing(chunk: dict, tuning: Tuning = DEFAULT) -> float:
     """Where a chunk ranks: its relevance, with its late-interaction score once it has one,
     on relevance's scale."""
     relevance = float(chunk.get("relevance") or 0.0)
     if chunk.get("late") is None:
         return relevance
-    return (relevance + LATE_WEIGHT * chunk["late"]) / (1 + LATE_WEIGHT)
+    return (relevance + tuning.late_weight * chunk["late"]) / (1 + tuning.late_weight)

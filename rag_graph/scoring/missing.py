@@ -11,6 +11,7 @@ from ..language.markdown import sentences
 from ..language.subject import names_a_subject, unknown_word
 from ..language.words import STOPWORDS, WRITTEN_WORD, terms, terms_held
 from ..language.words import words as _words  # foreign_terms has a list named words
+from ..tuning import DEFAULT, Tuning
 from .relevance import query_weights
 
 # What the asker does ("when do I hit…", "before I buy…", "I have to sign…"): the word after a
@@ -27,12 +28,12 @@ def subject_weights(query: str, vocabulary) -> dict[str, float]:
     return {t: w for t, w in query_weights(query, vocabulary).items() if t not in FRAME_WORDS and t not in does}
 
 
-def uncovered_terms(query: str, chunks: list[dict], vocabulary, min_share: float = 0.2) -> list[str]:
+def uncovered_terms(query: str, chunks: list[dict], vocabulary, tuning: Tuning = DEFAULT) -> list[str]:
     """Query words that carry real weight yet occur in none of the chunks."""
     weights = subject_weights(query, vocabulary)
     total = sum(weights.values()) or 1.0
     seen = set().union(*(terms_held(query, c["text"]) for c in chunks)) if chunks else set()
-    stems = [t for t, w in weights.items() if t not in seen and w / total >= min_share]
+    stems = [t for t, w in weights.items() if t not in seen and w / total >= tuning.uncovered_share]
     originals = {}  # each stem as the asker wrote it, "wi-fi" included
     for token in WRITTEN_WORD.findall(query.lower()):
         for word in (token, *token.split("-")):
@@ -42,15 +43,13 @@ def uncovered_terms(query: str, chunks: list[dict], vocabulary, min_share: float
     return [originals.get(t, t) for t in stems]
 
 
-FOREIGN_MARGIN = 0.03
-
-
-def foreign_terms(question: str, search_query: str, chunks: list[dict], vocabulary, embedder) -> list[str]:
+def foreign_terms(question: str, search_query: str, chunks: list[dict], vocabulary, embedder,
+                  tuning: Tuning = DEFAULT) -> list[str]:
     """The subject the evidence is silent about ("contractors" in a question about contractors'
     remote work): a weighty question word that no top chunk contains and whose removal brings
     the query *closer* to the best chunk. A synonym the documents phrase differently ("PTO" for
     paid time off) moves the query away when removed, so it does not count as missing."""
-    words = [word for word in uncovered_terms(question, chunks, vocabulary) if names_a_subject(word, question)]
+    words = [word for word in uncovered_terms(question, chunks, vocabulary, tuning) if names_a_subject(word, question)]
     if not words:
         return []
     # A word neither the corpus nor the dictionary knows, written in lower case, is a misspelling
@@ -61,28 +60,22 @@ def foreign_terms(question: str, search_query: str, chunks: list[dict], vocabula
     best = embedder.encode_passages([chunks[0]["text"]])[0]
     closeness = float(embedder.encode_query(search_query) @ best)
     foreign = unknown + [word for word, without in zip(words, embedder.encode(reduced) @ best)
-                         if float(without) - closeness > FOREIGN_MARGIN]
-    return [word for word in foreign if not has_synonym(word, chunks, embedder)]
+                         if float(without) - closeness > tuning.foreign_margin]
+    return [word for word in foreign if not has_synonym(word, chunks, embedder, tuning)]
 
 
-SYNONYM = 0.6  # cosine of two single words that name the same thing ("quit" / "stop", "buy" / "purchasing")
-
-
-SYNONYM_SENTENCES = 3  # where a synonym is looked for: the evidence's sentences nearest the word
-
-
-def has_synonym(word: str, chunks: list[dict], embedder) -> bool:
+def has_synonym(word: str, chunks: list[dict], embedder, tuning: Tuning = DEFAULT) -> bool:
     """The evidence says it in other words: a word close to the missing one, in the sentences
     of the top chunks nearest to it. Sentence vectors were stored at index time; only the
     words of those few sentences are encoded, not every word of the chunks."""
     target = embedder.encode_query(word)
     parts = list(dict.fromkeys(s for c in chunks for s in sentences(c.get("body") or c["text"])))
     if parts:
-        nearest = np.argsort(-(embedder.encode_passages(parts) @ target))[:SYNONYM_SENTENCES]
+        nearest = np.argsort(-(embedder.encode_passages(parts) @ target))[:tuning.synonym_sentences]
         parts = [parts[i] for i in nearest]
     vocabulary = sorted({w for s in parts for w in _words(s) if w not in STOPWORDS and len(w) > 2
                          and not w[0].isdigit()})
     if not vocabulary:
         return False
     closeness = embedder.encode_passages(vocabulary) @ target
-    return float(closeness.max()) >= SYNONYM
+    return float(closeness.max()) >= tuning.synonym

@@ -7,11 +7,8 @@ from __future__ import annotations
 
 import re
 
+from ..tuning import DEFAULT, Tuning
 from ..language.words import WRITTEN_WORD, idf, terms, terms_held
-
-# Weights of cosine similarity, term coverage and BM25 (relative to the best BM25 of the query)
-# in a chunk's relevance; measured on both eval sets (`citebot eval`), see the issue notes.
-WEIGHTS = (0.59, 0.35, 0.06)
 
 
 # Phrases that ask for a description of their subject and name nothing a document would write:
@@ -31,8 +28,9 @@ def query_weights(query: str, vocabulary: tuple[dict[str, int], int]) -> dict[st
             if term not in unwritten}
 
 
-def relevance_scores(query: str, chunks: list[dict], vocabulary) -> list[dict]:
-    """Copies of the chunks with `coverage` and `relevance` added, best first."""
+def relevance_scores(query: str, chunks: list[dict], vocabulary, tuning: Tuning = DEFAULT) -> list[dict]:
+    """Copies of the chunks with `coverage` and `relevance` added, best first (tuning.relevance_weights)."""
+    weight = tuning.relevance_weights
     weights = query_weights(query, vocabulary)
     total = sum(weights.values()) or 1.0
     best_keyword = max([float(c.get("keyword_score") or 0.0) for c in chunks] + [1e-9])
@@ -42,7 +40,7 @@ def relevance_scores(query: str, chunks: list[dict], vocabulary) -> list[dict]:
         coverage = sum(w for t, w in weights.items() if t in have) / total
         similarity = float(chunk.get("similarity") or 0.0)
         keyword = float(chunk.get("keyword_score") or 0.0) / best_keyword
-        relevance = WEIGHTS[0] * similarity + WEIGHTS[1] * coverage + WEIGHTS[2] * keyword
+        relevance = weight[0] * similarity + weight[1] * coverage + weight[2] * keyword
         scored.append({**chunk, "coverage": round(coverage, 4), "relevance": round(relevance, 4)})
     return sorted(scored, key=lambda c: (-c["relevance"], -int(c.get("authority") or 0),
                                          _descending(c.get("effective_date") or "")))

@@ -380,6 +380,7 @@ def main(args) -> int:
     import sys
 
     from ..engine import Engine
+    from ..tuning import tuned
 
     # Callers built before --split existed pass no split: they mean every question.
     split = getattr(args, "split", "all")
@@ -391,8 +392,13 @@ def main(args) -> int:
     if not cases:
         print(f"error: {args.tests}: no questions in the {split} split", file=sys.stderr)
         return 2
+    try:  # `--tune NAME=VALUE`: other weights for this run, without a code edit
+        tuning = tuned(getattr(args, "tune", None) or [])
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     settings = _settings(args)
-    engine = Engine(settings)
+    engine = Engine(settings, tuning=tuning)
     stats = engine.refresh()
     engine.warm_up()
     entries, scores = evaluate(engine, cases, args.k, getattr(args, "access", None))

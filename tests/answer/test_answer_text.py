@@ -2,8 +2,10 @@
 (rag_graph/answer/extractive.py, rag_graph/answer/clean.py)."""
 from flow_fakes import chunk, compose  # noqa: F401 (fixtures too)
 
+from rag_graph.tuning import Tuning
 
-def test_an_answer_from_several_documents_names_each_document_once_per_passage(monkeypatch):
+
+def test_an_answer_from_several_documents_names_each_document_once_per_passage():
     leave = chunk("leave::court-leave::0",
                   "When you are called to jury duty, your absence is marked as Court Leave and does not count "
                   "against your other leave balances. You would also request court leave to serve as a witness.",
@@ -15,8 +17,7 @@ def test_an_answer_from_several_documents_names_each_document_once_per_passage(m
     assert [s["text"].split(":")[0] for s in sentences if ":" in s["text"]] == ["Leave types", "Tock"]
     assert len(sentences) == 3
     # When the other document's sentence does not fit, the answer comes from one: it names none.
-    monkeypatch.setattr("rag_graph.answer.extractive.MAX_ANSWER_CHARS", 200)
-    answer = compose(question, [leave, tock])["answer"]
+    answer = compose(question, [leave, tock], tuning=Tuning(max_answer_chars=200))["answer"]
     assert "#670" not in answer and ":" not in answer
 
 

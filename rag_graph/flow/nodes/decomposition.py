@@ -15,6 +15,7 @@ from langgraph.runtime import Runtime
 from lemminflect import getAllLemmas
 
 from ..deps import Deps
+from ...tuning import DEFAULT, Tuning
 from ...retrieval.entities import Gazetteer
 from ..state import State
 from ...language.words import STOPWORDS, term_set, words
@@ -26,9 +27,6 @@ from ...language.lexicon import LEADS
 
 log = logging.getLogger(__name__)
 
-MAX_SUB_QUESTIONS = 3  # bounded: each costs one search
-SUB_QUESTION_TOP_K = 8  # rows fetched per part; only its best few join the ranking
-MAX_OPTION_WORDS = 3  # an option compared with another ("npm install", "Standard tier") is a short phrase
 _QUESTION_WORD = r"(?:how|what|what's|when|where|who|whom|whose|which|why|do|does|did|can|could|is|are|should|will|would|may)"
 # Where one question ends and the next begins: "…limit? And how much…", "…limit and how much…",
 # "…on Saturdays, and in which months…" (a question word may follow its preposition), "…core
@@ -51,13 +49,13 @@ _OPTIONS_FIRST = re.compile(r"^\W*(?P<a>[^,;:?]+?)\s+or\s+(?P<b>[^,;:?]+?)\s*(?:
 _BETWEEN = re.compile(r"\bbetween\s+(?:the\s+)?(?P<a>[^\s,?]+(?:\s+[^\s,?]+)?)\s+and\s+(?:the\s+)?(?P<b>[^\s,?]+(?:\s+[^\s,?]+)?)", re.I)
 
 
-def split_question(question: str, gazetteer: Gazetteer | None = None) -> list[str]:
+def split_question(question: str, gazetteer: Gazetteer | None = None, tuning: Tuning = DEFAULT) -> list[str]:
     """The sub-questions of a multi-part question, each searchable alone; [] for a single one."""
     own, carried = split_follow_up(question)
     clauses = _clauses(own)
-    parts = clauses if len(clauses) > 1 else (_parallel_phrases(own) or _comparison(own, gazetteer))
+    parts = clauses if len(clauses) > 1 else (_parallel_phrases(own) or _comparison(own, gazetteer, tuning.max_option_words))
     # A later part must ask something of its own: a stray "#general" after the "?" is no question.
-    parts = [p for n, p in enumerate(parts) if _content(p) and (n == 0 or _asks(p))][:MAX_SUB_QUESTIONS]
+    parts = [p for n, p in enumerate(parts) if _content(p) and (n == 0 or _asks(p))][: tuning.max_sub_questions]
     if len(parts) < 2:
         return []
     if carried:  # a follow-up's borrowed subject belongs to every part
@@ -91,13 +89,13 @@ def _parallel_phrases(question: str) -> list[str]:
     return [first, f"{first[: earlier[-1].start()]}{match['preposition']} {match['phrase']}"]
 
 
-def _comparison(question: str, gazetteer: Gazetteer | None) -> list[str]:
+def _comparison(question: str, gazetteer: Gazetteer | None, max_option_words: int) -> list[str]:
     """"A vs B", "A compared with B", "between A and B", "which…, A or B?", or two entities of one
     kind joined by and/or: one part per compared thing, each with the rest of the question."""
     listed = _OPTIONS.search(question.strip())
     if listed is None:
         listed = _OPTIONS_FIRST.search(question.strip())
-        if listed and max(len(listed["a"].split()), len(listed["b"].split())) > MAX_OPTION_WORDS:
+        if listed and max(len(listed["a"].split()), len(listed["b"].split())) > max_option_words:
             listed = None  # "if we ever got bought or went public, what…?" names no options, it sets a condition
     if listed:
         a, b = listed["a"].split(), listed["b"].split()
@@ -112,7 +110,7 @@ def _comparison(question: str, gazetteer: Gazetteer | None) -> list[str]:
         same = _same_slot(left, right)
         if same:
             return [left, same]
-        return _swapped(left, sides[1]) or [left, f"{right} {_inherited(left, right, gazetteer)}"]
+        return _swapped(left, sides[1], max_option_words) or [left, f"{right} {_inherited(left, right, gazetteer)}"]
     if gazetteer is None:
         return []
     mentions = gazetteer.mentions(question)
@@ -153,7 +151,7 @@ def _inherited(left: str, right: str, gazetteer: Gazetteer | None) -> str:
 _OPTION_END = re.compile(rf"\s*(?:[,;:?—–]|\s-\s)|\s+(?=(?:{_PREPOSITION}|of|{_QUESTION_WORD})\b)", re.I)
 
 
-def _swapped(left: str, right: str) -> list[str] | None:
+def _swapped(left: str, right: str, max_option_words: int) -> list[str] | None:
     """"ninja vs GN for building node locally - which should I use?": the question goes on after
     the second option, so each part is the whole question with one option in its place ("ninja
     for building node locally…", "GN for building node locally…"). A named second option
@@ -168,7 +166,7 @@ def _swapped(left: str, right: str) -> list[str] | None:
         return None
     second, rest = right[: end.start()].split(), right[end.start():]
     before = left.split()
-    if not second or len(second) > MAX_OPTION_WORDS:
+    if not second or len(second) > max_option_words:
         return None
     named = _name_starts(before) if second[0][:1].isupper() else len(before)
     size = len(before) - named if named < len(before) else len(second)
@@ -178,7 +176,7 @@ def _swapped(left: str, right: str) -> list[str] | None:
         if len(first) == size or bare in STOPWORDS or bare in QUESTION_WORDS or word != word.rstrip(",;:"):
             break
         first.insert(0, word)
-    if not first or len(first) > MAX_OPTION_WORDS:
+    if not first or len(first) > max_option_words:
         return None
     lead = " ".join(before[: len(before) - len(first)])
     first, second = _sharing_nouns(first, second), _sharing_nouns(second, first)
@@ -260,7 +258,7 @@ def _headed_by(chunk: dict, theirs: set[str], own: set[str]) -> bool:
 
 
 def decompose_question(state: State, runtime: Runtime[Deps]) -> dict:
-    return {"sub_questions": split_question(state["retrieval_query"], corpus_gazetteer(runtime))}
+    return {"sub_questions": split_question(state["retrieval_query"], corpus_gazetteer(runtime), runtime.context.tuning)}
 
 
 def has_sub_questions(state: State) -> str:
@@ -277,12 +275,12 @@ def retrieve_sub_questions(state: State, runtime: Runtime[Deps]) -> dict:
     best_of_parts: dict[str, dict] = {}
     for number, part in enumerate(state["sub_questions"]):
         try:
-            rows = retriever.search(part, mode=state["retrieval_strategy"], top_k=SUB_QUESTION_TOP_K)
+            rows = retriever.search(part, mode=state["retrieval_strategy"], top_k=runtime.context.tuning.sub_question_top_k)
         except Exception:
             log.exception("search for a sub-question failed; answering from the whole question's evidence")
             continue
         own, theirs = options(part, state["sub_questions"])
-        scored = [c for c in relevance_scores(part, [r for r in rows if well_formed(r)], vocabulary)
+        scored = [c for c in relevance_scores(part, [r for r in rows if well_formed(r)], vocabulary, runtime.context.tuning)
                   if (c["similarity"] >= threshold or c["coverage"] >= min_coverage) and not is_outdated(c)
                   and not _headed_by(c, theirs, own)]
         if scored:  # the generator answers this part from this chunk first

@@ -39,23 +39,25 @@ def finalize_answer(state: State, runtime: Runtime[Deps]) -> dict:
     citations = state["citations"]
     cited = {c["chunk_id"] for c in citations}
     best = max((c for c in state["context"] if c["chunk_id"] in cited), key=lambda c: c.get("relevance", 0))
-    confidence = (0.5 * min(1.0, best.get("similarity", 0.0) / 0.7) + 0.3 * best.get("coverage", 0.0) + 0.2
-                  - (0.05 if state.get("contradictions") else 0.0))
+    tuning = runtime.context.tuning
+    confidence = (tuning.confidence_similarity_weight * min(1.0, best.get("similarity", 0.0) / tuning.confidence_similarity_scale)
+                  + tuning.confidence_coverage_weight * best.get("coverage", 0.0) + tuning.confidence_base
+                  - (tuning.confidence_conflict_penalty if state.get("contradictions") else 0.0))
     # One note after the answer, which the chat adapters show apart from it.
     notes = [note for note in (_reading(state), _conflict_note(state, cited)) if note]
     joined = ". ".join([*notes[:1], *(note[0].upper() + note[1:] for note in notes[1:])])
     answer = state["draft_answer"]["answer"] + (f" (Note: {joined})" if notes else "")
-    output = final_output(state, "answered", answer, citations, max(0.0, min(confidence, 0.99)),
+    output = final_output(state, "answered", answer, citations, max(0.0, min(confidence, tuning.confidence_cap)),
                           trusted=runtime.context.link_hosts)
     return {"confidence": output["confidence"], "final_output": output}
 
 
 def finalize_insufficient_context(state: State, runtime: Runtime[Deps]) -> dict:
-    gap = state.get("knowledge_gap") or describe_gap(state, [])
+    gap = state.get("knowledge_gap") or describe_gap(state, [], runtime.context.tuning)
     reading = _reading(state)
     gap += f" ({reading}.)" if reading else ""
     # The section the gap names comes with its link: the asker can read what came closest.
-    closest = closest_chunk(state)
+    closest = closest_chunk(state, runtime.context.tuning)
     output = final_output(state, "insufficient_context",
                           f"I don't know: I couldn't find this in the knowledge base. {gap}", knowledge_gap=gap,
                           closest=cite(closest, runtime.context.source_url) if closest else None)

@@ -8,6 +8,7 @@ import numpy as np
 from langgraph.runtime import Runtime
 
 from ..deps import Deps
+from ...tuning import DEFAULT, Tuning
 from ..output import cite
 from ..state import State
 from ...language.words import term_set
@@ -17,23 +18,22 @@ from ..gap import describe_gap
 
 log = logging.getLogger(__name__)
 
-LEXICAL_SUPPORT = 0.8  # share of a sentence's content words found in the cited chunks
-SEMANTIC_SUPPORT = 0.6  # cosine similarity that vouches for a paraphrase...
-PARAPHRASE_FLOOR = 0.5  # ...as long as half its words still come from the source
 
 
-def sentence_support(sentence: str, cited: list[dict], embedder) -> bool:
+def sentence_support(sentence: str, cited: list[dict], embedder, tuning: Tuning = DEFAULT) -> bool:
+    """Most of its words are the source's (tuning.lexical_support), or it is a paraphrase: close
+    in meaning (semantic_support) with enough of its words still the source's (paraphrase_floor)."""
     own = term_set(sentence)
     if not own:
         return False
     source = set().union(*(term_set(c["text"]) for c in cited))
     lexical = len(own & source) / len(own)
-    if lexical >= LEXICAL_SUPPORT:
+    if lexical >= tuning.lexical_support:
         return True
-    if lexical < PARAPHRASE_FLOOR:
+    if lexical < tuning.paraphrase_floor:
         return False
     sources = embedder.encode_passages([c["text"] for c in cited])  # vectors stored at index time
-    return float(np.max(sources @ embedder.encode([sentence])[0])) >= SEMANTIC_SUPPORT
+    return float(np.max(sources @ embedder.encode([sentence])[0])) >= tuning.semantic_support
 
 
 def validate_grounding(state: State, runtime: Runtime[Deps]) -> dict:
@@ -48,7 +48,8 @@ def validate_grounding(state: State, runtime: Runtime[Deps]) -> dict:
         if unknown:
             fabricated += unknown
             continue
-        if ids and sentence_support(sentence["text"], [selected[i] for i in ids], runtime.context.embedder):
+        if ids and sentence_support(sentence["text"], [selected[i] for i in ids], runtime.context.embedder,
+                                    runtime.context.tuning):
             supported.append(sentence)
     if fabricated:
         log.warning("draft cited chunks that were not selected: %s", fabricated)
@@ -66,7 +67,7 @@ def validate_grounding(state: State, runtime: Runtime[Deps]) -> dict:
     citations = [cite(chunk, runtime.context.source_url) for chunk in cited]
     update = {"grounding_status": status, "citations": citations if status == "grounded" else []}
     if missing:
-        update["knowledge_gap"] = describe_gap(state, missing)
+        update["knowledge_gap"] = describe_gap(state, missing, runtime.context.tuning)
     return update
 
 
@@ -77,12 +78,12 @@ def unheld_subject(state: State, cited: list[dict], runtime: Runtime[Deps]) -> l
     quoted the case study. Words the top chunks lack were judged before the answer was drafted
     (`assess_context_quality`); only the ones the answer left behind are judged here, by the
     same test: a weighty word whose absence the cited evidence does not explain by a synonym."""
-    vocabulary = runtime.context.retriever.vocabulary()
+    vocabulary, tuning = runtime.context.retriever.vocabulary(), runtime.context.tuning
     question = state["normalized_query"]
-    left_behind = (set(uncovered_terms(question, cited, vocabulary))
-                   - set(uncovered_terms(question, by_relevance(state["ranked_chunks"])[:3], vocabulary)))
+    judged = by_relevance(state["ranked_chunks"])[: tuning.judged_chunks]
+    left_behind = set(uncovered_terms(question, cited, vocabulary, tuning)) - set(uncovered_terms(question, judged, vocabulary, tuning))
     if not left_behind:
         return []
     searched = (state.get("query_rewrites") or [state["retrieval_query"]])[-1]
-    return [word for word in foreign_terms(question, searched, cited, vocabulary, runtime.context.embedder)
+    return [word for word in foreign_terms(question, searched, cited, vocabulary, runtime.context.embedder, tuning)
             if word in left_behind]

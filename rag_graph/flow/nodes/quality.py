@@ -17,8 +17,6 @@ from ...language.amounts import values
 from ...scoring.late import rerank_late
 from ...scoring.relevance import by_relevance, query_weights, relevance_scores
 
-STRONG_SIMILARITY = 0.5  # a match this close needs no lexical confirmation
-STRONG_COVERAGE = 0.5
 
 
 def _precedence(chunk: dict) -> tuple:
@@ -43,7 +41,7 @@ def find_contradictions(query: str, chunks: list[dict], vocabulary, tuning: Tuni
     """Pairs of sources that state the same rule with different values. Each record names
     both chunks and values, the winner and why."""
     weights = query_weights(query, vocabulary)
-    relevant = [c for c in chunks if c["coverage"] >= tuning.min_coverage][:8]
+    relevant = [c for c in chunks if c["coverage"] >= tuning.min_coverage][: tuning.contradiction_candidates]
     found, seen = [], set()
     for i, first in enumerate(relevant):
         for second in relevant[i + 1:]:
@@ -77,14 +75,14 @@ def find_contradictions(query: str, chunks: list[dict], vocabulary, tuning: Tuni
 def rank_and_filter_context(state: State, runtime: Runtime[Deps]) -> dict:
     config = state["retrieval_config"]
     vocabulary = runtime.context.retriever.vocabulary()
-    scored = relevance_scores(state["retrieval_query"], state["retrieved_chunks"], vocabulary)
     tuning = runtime.context.tuning
+    scored = relevance_scores(state["retrieval_query"], state["retrieved_chunks"], vocabulary, tuning)
     kept = [c for c in scored
             if c["similarity"] >= config["score_threshold"] or c["coverage"] >= tuning.min_coverage]
     contradictions = find_contradictions(state["retrieval_query"], kept, vocabulary, tuning)
     losers = {record["loser"]["chunk_id"] for record in contradictions}
     ranked = distinct([c for c in kept if not is_outdated(c) and c["chunk_id"] not in losers])
-    ranked = rerank_late(state["retrieval_query"], ranked, runtime.context.embedder)[: config["top_k"]]
+    ranked = rerank_late(state["retrieval_query"], ranked, runtime.context.embedder, tuning)[: config["top_k"]]
     return {"ranked_chunks": ranked, "contradictions": contradictions}
 
 
@@ -105,10 +103,10 @@ def assess_context_quality(state: State, runtime: Runtime[Deps]) -> dict:
     """sufficient / contradictory / weak / missing, from the best chunk's similarity and term
     coverage and from question words the evidence is silent about. A weak or missing verdict
     comes with the knowledge gap it found."""
-    ranked = state["ranked_chunks"]
+    ranked, tuning = state["ranked_chunks"], runtime.context.tuning
     vocabulary = runtime.context.retriever.vocabulary()
     if not ranked:
-        return {"context_quality": "missing", "knowledge_gap": describe_gap(state, [])}
+        return {"context_quality": "missing", "knowledge_gap": describe_gap(state, [], tuning)}
     # Late interaction orders the ranking, but the evidence is judged in order of relevance
     # (closeness in meaning and words), the measures these checks were set on. Judged in the
     # late-interaction order, 3 more of 18F's 39 answerable dev questions were declined, and
@@ -118,21 +116,21 @@ def assess_context_quality(state: State, runtime: Runtime[Deps]) -> dict:
     # After a rewrite the evidence may match the question in the documents' own words: the
     # rewrite (the question's content words plus the headings of the near misses) vouches too.
     searched = (state.get("query_rewrites") or [state["retrieval_query"]])[-1]
-    strong = is_strong(best["similarity"], subject_coverage(state["retrieval_query"], best, vocabulary))
+    strong = is_strong(best["similarity"], subject_coverage(state["retrieval_query"], best, vocabulary), tuning)
     if not strong and searched != state["retrieval_query"]:
-        strong = matches_strongly(best, searched, vocabulary, embedder)
+        strong = matches_strongly(best, searched, vocabulary, embedder, tuning)
     if not strong:  # the question names an identifier the chunk writes verbatim ("UND_ERR_HEADERS_TIMEOUT")
         strong = any(name in best["text"] for name in identifiers(state["normalized_query"]))
     if not strong:  # a question of several parts is answered as far as one part's evidence holds
-        strong = any(matches_strongly(chunk, part, vocabulary, embedder)
+        strong = any(matches_strongly(chunk, part, vocabulary, embedder, tuning)
                      for number, part in enumerate(state.get("sub_questions") or [])
                      for chunk in ranked if number in (chunk.get("answers_parts") or ()))
     if not strong:
-        missing = uncovered_terms(state["normalized_query"], judged[:3], vocabulary)
-        return {"context_quality": "weak", "knowledge_gap": describe_gap(state, missing)}
-    missing = foreign_terms(state["normalized_query"], searched, judged[:3], vocabulary, embedder)
+        missing = uncovered_terms(state["normalized_query"], judged[: tuning.judged_chunks], vocabulary, tuning)
+        return {"context_quality": "weak", "knowledge_gap": describe_gap(state, missing, tuning)}
+    missing = foreign_terms(state["normalized_query"], searched, judged[: tuning.judged_chunks], vocabulary, embedder, tuning)
     if missing:
-        return {"context_quality": "weak", "knowledge_gap": describe_gap(state, missing)}
+        return {"context_quality": "weak", "knowledge_gap": describe_gap(state, missing, tuning)}
     quality = "contradictory" if state.get("contradictions") else "sufficient"
     return {"context_quality": quality, "knowledge_gap": None}
 
@@ -156,12 +154,12 @@ def subject_coverage(query: str, chunk: dict, vocabulary) -> float:
     return weighted_coverage(weights, terms_held(query, chunk["text"])) if weights else chunk["coverage"]
 
 
-def is_strong(similarity: float, coverage: float) -> bool:
+def is_strong(similarity: float, coverage: float, tuning: Tuning = DEFAULT) -> bool:
     """Close enough in meaning, or holding enough of the query's words, to need no more checks."""
-    return similarity >= STRONG_SIMILARITY or coverage >= STRONG_COVERAGE
+    return similarity >= tuning.strong_similarity or coverage >= tuning.strong_coverage
 
 
-def matches_strongly(chunk: dict, query: str, vocabulary, embedder) -> bool:
+def matches_strongly(chunk: dict, query: str, vocabulary, embedder, tuning: Tuning = DEFAULT) -> bool:
     """The chunk clears the bar the question's best chunk is held to, for another query."""
     similarity = float(embedder.encode_passages([chunk["text"]])[0] @ embedder.encode_query(query))
-    return is_strong(similarity, relevance_scores(query, [chunk], vocabulary)[0]["coverage"])
+    return is_strong(similarity, relevance_scores(query, [chunk], vocabulary, tuning)[0]["coverage"], tuning)

@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 
 from ...config import MAX_QUESTION_CHARS, RetrievalConfig
 from ..deps import Deps
+from ...tuning import DEFAULT, Tuning
 from ...retrieval.entities import Entity, Gazetteer
 from ...language.markdown import own_heading
 from ...language.message import normalize
@@ -28,8 +29,6 @@ log = logging.getLogger(__name__)
 _FOLLOW_UP_OPENERS = ("and ", "what about", "how about", "what if", "same for", "also ", "or ",
                       "but ", "then ", "so ")
 _PERSONAL = re.compile(r"\b(she|he|her|him|his|hers)\b", re.I)
-MAX_CARRIED = 4  # words of the previous question a bare follow-up borrows
-RESOLVED_TURNS = 6  # earlier messages the previous question is resolved against (three exchanges)
 
 
 def problem_with(raw: str, normalized: str) -> str | None:
@@ -45,7 +44,7 @@ def problem_with(raw: str, normalized: str) -> str | None:
 
 
 def resolve_follow_up(question: str, history: list[dict], gazetteer: Gazetteer | None = None,
-                      section_of: Callable[[str], str] | None = None) -> str:
+                      section_of: Callable[[str], str] | None = None, tuning: Tuning = DEFAULT) -> str:
     """Offline follow-up resolution: an underspecified question ("what is her salary?", "and the
     Standard tier?") carries the conversation's subject, an entity of the corpus's gazetteer
     that the thread is about, plus, when it asks nothing of its own, what the previous question
@@ -65,7 +64,7 @@ def resolve_follow_up(question: str, history: list[dict], gazetteer: Gazetteer |
     asked = gazetteer.mentions(question)
     named = {w for m in asked for w in m.entity.key}
     personal = bool(_PERSONAL.search(question))
-    previous = previous_question(history, gazetteer, section_of)
+    previous = previous_question(history, gazetteer, section_of, tuning)
     subject = thread_subject(history, previous, gazetteer, personal=personal)
     if subject is not None and any(m.entity.kind == subject.kind for m in asked):
         subject = None  # "what about Team?" after Enterprise: a new subject of the same kind replaces the old
@@ -81,7 +80,7 @@ def resolve_follow_up(question: str, history: list[dict], gazetteer: Gazetteer |
         # "what about health insurance?" names a subject of its own: what the previous question
         # asked comes along, not the subject that question had carried (the 401k match).
         carried += _predicate(previous, gazetteer, exclude=set(own) | set(carried) | replaced,
-                              with_carried=not (asked and not referring))
+                              with_carried=not (asked and not referring), most=tuning.max_carried)
     if _THAN_THAT.search(question):  # "and if I need more than that?": more than the amount last named
         carried = [*words(last_amount(history)), *carried]
     asked_for = _ASKS_FOR.search(split_follow_up(previous)[0]) if carried and not _ASKS_FOR.search(question) else None
@@ -114,14 +113,14 @@ def last_amount(history: list[dict]) -> str:
 
 
 def previous_question(history: list[dict], gazetteer: Gazetteer,
-                      section_of: Callable[[str], str] | None = None) -> str:
+                      section_of: Callable[[str], str] | None = None, tuning: Tuning = DEFAULT) -> str:
     """The asker's last question as it was searched: a follow-up with what it carried ("how is
     it paid? (wellness allowance)"), so that a third question still knows the thread's subject."""
     for at in range(len(history) - 1, -1, -1):
         if history[at]["role"] == "user":
             # read in the light of the few turns before it, however long the thread
-            return resolve_follow_up(history[at]["content"], history[max(0, at - RESOLVED_TURNS):at], gazetteer,
-                                     section_of)
+            return resolve_follow_up(history[at]["content"], history[max(0, at - tuning.resolved_turns):at], gazetteer,
+                                     section_of, tuning)
     return ""
 
 
@@ -155,7 +154,7 @@ def _replaced(own: list[str], previous: str) -> set[str]:
             if stem(word) == head and before not in own and before not in STOPWORDS}
 
 
-def _predicate(previous: str, gazetteer: Gazetteer, exclude: set[str], with_carried: bool = True) -> list[str]:
+def _predicate(previous: str, gazetteer: Gazetteer, exclude: set[str], with_carried: bool, most: int) -> list[str]:
     """What the previous question asked, without the subject it asked it about; when it was a
     follow-up itself, what it carried comes too ("who needs to okay that?" after "can I swap it
     for a newer one? (pick own work laptop)" is about swapping a laptop)."""
@@ -165,7 +164,7 @@ def _predicate(previous: str, gazetteer: Gazetteer, exclude: set[str], with_carr
     for part in (own, carried) if with_carried else (own,):
         kept = [w for w in words(part) if w not in STOPWORDS and w not in QUESTION_WORDS
                 and w not in exclude and w not in subject]
-        out += kept[:MAX_CARRIED]
+        out += kept[:most]
     return out
 
 
@@ -202,7 +201,8 @@ def prepare_query(state: State, runtime: Runtime[Deps]) -> dict:
     update["normalized_query"] = normalized
     mode, threshold = update["retrieval_strategy"], config["score_threshold"]
     update["retrieval_query"] = resolve_follow_up(normalized, history, corpus_gazetteer(runtime) if history else None,
-                                                  lambda previous: section_found(runtime, previous, mode, threshold))
+                                                  lambda previous: section_found(runtime, previous, mode, threshold),
+                                                  runtime.context.tuning)
     return update
 
 
@@ -227,17 +227,17 @@ def rewrite_query(state: State, runtime: Runtime[Deps]) -> dict:
     share a word with it, so the next pass searches the vocabulary the documents actually use.
     The rewrite only searches (`query_rewrites`); `retrieval_query` stays the asker's question,
     which the evidence of both passes is judged against (see retrieve_candidates)."""
-    query = state["retrieval_query"]
+    query, tuning = state["retrieval_query"], runtime.context.tuning
     own = [w for w in words(query) if w not in STOPWORDS and w not in QUESTION_WORDS]
     own_set = set(own)
     additions: list[str] = []
-    for chunk in state.get("retrieved_chunks", [])[:3]:
+    for chunk in state.get("retrieved_chunks", [])[: tuning.rewrite_from]:
         heading = words(f"{chunk.get('title', '')} {chunk.get('section', '')}")
         if own_set & set(heading):
             additions += [w for w in heading if w not in STOPWORDS and w not in own_set]
     rewritten = " ".join(dict.fromkeys(own + additions)) or query
     config = dict(state["retrieval_config"])
-    config["top_k"] = config["top_k"] * 2  # look wider on the second pass
+    config["top_k"] = config["top_k"] * tuning.rewrite_widening  # look wider on the second pass
     return {
         "query_rewrites": [*state.get("query_rewrites", []), rewritten],
         "retrieval_config": config,

@@ -13,7 +13,6 @@ from ..reads import text_key, well_formed
 log = logging.getLogger(__name__)
 
 
-
 def prepare_corpus_index(state: State, runtime: Runtime[Deps]) -> dict:
     """Open the already built index (a question never triggers embedding of the corpus)."""
     try:
@@ -37,7 +36,8 @@ def retrieve_candidates(state: State, runtime: Runtime[Deps]) -> dict:
     attempts = state.get("retrieval_attempts", 0) + 1
     rewrites = state.get("query_rewrites") or []
     query, mode = rewrites[-1] if rewrites else state["retrieval_query"], state["retrieval_strategy"]
-    wanted = max(runtime.context.tuning.candidates, config["top_k"] * 2)
+    tuning = runtime.context.tuning
+    wanted = max(tuning.candidates, config["top_k"] * tuning.candidates_per_top_k)
     try:
         rows = runtime.context.retriever.search(query, mode=mode, top_k=wanted)
         copies = _copies(rows)
@@ -87,13 +87,13 @@ def _with_earlier(state: State, rows: list, embedder) -> list[dict]:
 def expand_related_context(state: State, runtime: Runtime[Deps]) -> dict:
     """Evidence spread over several chunks: pull the rest of their sections and the documents
     they link to, keeping only what speaks to the question."""
-    ranked = state["ranked_chunks"]
+    ranked, tuning = state["ranked_chunks"], runtime.context.tuning
     try:
-        related = runtime.context.retriever.related(ranked[:3])
+        related = runtime.context.retriever.related(ranked[: tuning.related_from])
     except Exception:
         log.exception("related-context lookup failed; answering from the ranked chunks")
         related = []
     vocabulary = runtime.context.retriever.vocabulary()
-    scored = relevance_scores(state["retrieval_query"], related, vocabulary)
-    useful = [chunk for chunk in scored if chunk["coverage"] >= 0.34 and chunk.get("status") == "current"]
+    scored = relevance_scores(state["retrieval_query"], related, vocabulary, tuning)
+    useful = [chunk for chunk in scored if chunk["coverage"] >= tuning.related_coverage and chunk.get("status") == "current"]
     return {"related_chunks": useful}
