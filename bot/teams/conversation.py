@@ -30,6 +30,7 @@ from bot.gaps import GapLog
 from bot.intent import classify
 from bot.memory import ConversationMemory
 from bot.teams.render import escape, render
+from bot.verified import VerifiedAnswers
 
 log = logging.getLogger(__name__)
 # Typing shows at once and is renewed before Teams drops it (~3 s); the answer's send stops it.
@@ -72,6 +73,7 @@ class TeamsConversations:
         self.answering, self.settings, self.admin = answering, settings, admin
         self.memory, self.feedback, self.seen = memory, feedback, seen
         self.access, self.gaps = access, gaps
+        self.verified = VerifiedAnswers(settings)  # the mark on answers citing an expert's verified answer
         self._answering = ThreadPoolExecutor(ANSWER_THREADS, thread_name_prefix="citebot-teams")
         self._later: set[asyncio.Task] = set()
 
@@ -173,7 +175,10 @@ class TeamsConversations:
             # Remembered before it is sent: a reply in the chain the moment the answer shows is a
             # follow-up, and must find the turn (after the send, it raced the next message).
             self.memory.add(question.place, question.text, reply.plain)
-        sent = await context.send_activity(render(reply))
+        message = render(reply)
+        for mark in self.verified.marks((reply.output or {}).get("citations") or []) if reply.status == "answered" else []:
+            message.text += f"\n\n✅ {escape(mark)}"  # an expert's verified answer, within its review date
+        sent = await context.send_activity(message)
         if reply.status != "failed" and sent and sent.id:
             self.memory.note_answer(sent.id, reply.feedback_record())
         self.answering.delivered(question, reply)
