@@ -73,6 +73,9 @@ class Channel(_Strict):
     sources: list[str] = []  # path globs below the corpus root; empty = every document
     answer: Literal["mention", "all"] = "mention"  # all: a help channel, answered without a mention
     experts: Experts | None = None
+    # A Slack Connect channel (shared with another organisation) sees only the documents for
+    # everyone unless its entry says it may see what `groups` grant.
+    slack_connect: bool = False
 
     _clean = field_validator("groups", "sources")(_names)
 
@@ -102,9 +105,18 @@ class Access:
             return cls()
         path = Path(path)
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            text = path.read_bytes().decode("utf-8")
         except OSError as error:
             raise AccessError(f"{SETTING}: cannot read {path} ({error.strerror or error})") from None
+        except UnicodeDecodeError:
+            raise AccessError(f"{SETTING}: {path} is not UTF-8 text") from None
+        return cls.parse(text, path)
+
+    @classmethod
+    def parse(cls, text: str, path: Path) -> "Access":
+        """The access file's text (`path` names it in messages); raises AccessError."""
+        try:
+            data = yaml.safe_load(text)
         except yaml.YAMLError as error:
             mark = getattr(error, "problem_mark", None)
             raise AccessError(f"{SETTING}: {path} is not valid YAML"

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Callable
 from rag_graph.config import Settings
 from rag_graph.errors import RefreshError, RefreshInProgress
 
+from bot.access import AccessError
+from bot.access_file import access_file
 from bot.gaps import gap_log, report_text, topics
 from bot.shared import SharedState
 from bot.sources import status_lines
@@ -27,6 +29,7 @@ REFUSED = "Sorry, only Citebot admins can reload the documents. Ask an admin if 
 GAPS_REFUSED = "Sorry, only Citebot admins can see what readers could not find."
 GAPS_SHOWN = 5  # topics in chat; `citebot gaps` prints them all
 GAPS_WINDOW = timedelta(days=30)
+WARNINGS_SHOWN = 20  # in chat; `citebot index` prints every one
 BUSY = "A reload is already running. I'll keep serving the current documents; try again when it has finished."
 
 
@@ -36,6 +39,9 @@ class Markup:
     not (Slack mrkdwn and shortcodes; Teams markdown and emoji)."""
 
     escape: Callable[[str], str] = lambda text: text  # for text that came from elsewhere
+    # For what readers typed, shown inside our own markup (the gap report): no markup of theirs,
+    # such as a Teams markdown link dressed as a message from Citebot, may take effect.
+    user_text: Callable[[str], str] | None = None
     bold: str = "*{}*"
     command: str = "/citebot {}"  # how a user types a subcommand
     warning: str = ":warning:"
@@ -52,6 +58,21 @@ def help_text(markup: Markup) -> str:
             f"• `{command('reload')}`: re-read the documents after they changed (admins only)\n"
             f"• `{command('gaps')}`: what readers asked and could not find, last 30 days (admins only)\n"
             f"• `{command('help')}`: this message")
+
+
+_warned = []
+
+
+def _deprecated() -> None:
+    if not _warned:
+        _warned.append(True)
+        log.warning("ADMIN_USER_IDS is deprecated: list Slack ids in SLACK_ADMIN_IDS and Teams (Entra ID "
+                    "object) ids in TEAMS_ADMIN_IDS, so an id of one platform is never taken on the other")
+
+
+def is_private(record: dict) -> bool:
+    """A gap asked in a Slack DM (channel D…) or a Teams personal chat (conversation a:…)."""
+    return str(record.get("channel") or "").startswith(("D", "a:"))
 
 
 def _app_version() -> str:
@@ -71,25 +92,47 @@ def describe(stats: RefreshStats) -> str:
 
 
 class Admin:
-    def __init__(self, settings: Settings, engine, shared: SharedState, markup: Markup = Markup()):
+    def __init__(self, settings: Settings, engine, shared: SharedState, markup: Markup = Markup(),
+                 platform: str = "slack"):
         self.settings, self.engine, self.markup, self.shared = settings, engine, markup, shared
+        self.platform = platform
+        if settings.admin_user_ids:
+            _deprecated()
         # One reload at a time across the process's platforms, every replica and the index job.
         self._reloading = shared.reload_lock
+        self.access = access_file(settings.access_path)  # the grants every platform of the process uses
 
-    def is_listed(self, user_id: str) -> bool:
-        return user_id in self.settings.admin_user_ids
+    def is_listed(self, user_id: str | None) -> bool:
+        """Listed for this platform (SLACK_ADMIN_IDS, TEAMS_ADMIN_IDS), or in ADMIN_USER_IDS."""
+        own = self.settings.slack_admin_ids if self.platform == "slack" else self.settings.teams_admin_ids
+        return bool(user_id) and (user_id in own or user_id in self.settings.admin_user_ids)
 
-    def status(self) -> str:
+    def status(self, user_id: str | None = None, scope=None) -> str:
+        """Admins see the whole index and the access file; anyone else counts only the documents
+        the place they ask in (`scope`) may read: a count can betray a restricted document."""
+        admin = self.is_listed(user_id)
         meta = self.engine.index_status()
-        if meta:
+        if meta and admin:
             index = f"index version {meta['version']}, {meta['documents']} documents, {meta['chunks']} chunks"
+        elif meta:
+            index = f"index version {meta['version']}, {self.engine.visible(scope)[0]} documents you can ask about here"
         else:
             index = f"no index yet (an admin can run `{self.markup.command.format('reload')}`)"
         stats = self.engine.last_refresh
-        last = f"{_when(stats.finished_at)}: {describe(stats)}" if stats else "not since this process started"
-        sources = "".join(f"\n• Source {self.markup.escape(line)}" for line in status_lines(self.engine))
+        last = (("not since this process started" if not stats else
+                 f"{_when(stats.finished_at)}: {describe(stats)}" if admin else _when(stats.finished_at)))
+        access = f"\n• Access: {self.markup.escape(self.access.describe())}" if admin else ""
+        sources = "".join(f"\n• Source {self.markup.escape(line)}" for line in status_lines(self.engine)) if admin else ""
         return (f"{self.markup.bold.format('Citebot ' + _app_version())}\n• {index}\n• Last reload: {last}"
-                f"\n• Shared state: {self.markup.escape(self.shared.describe())}{sources}")
+                f"\n• Shared state: {self.markup.escape(self.shared.describe())}{sources}{access}")
+
+    def _warnings(self, notes: list[str]) -> str:
+        """Every warning of the reload (files left out, front matter slips), so an authoring slip
+        is seen by the admin who published it; past WARNINGS_SHOWN, where to read the rest."""
+        shown = "".join(f"\n• {self.markup.escape(note)}" for note in notes[:WARNINGS_SHOWN])
+        more = (f"\n• … and {len(notes) - WARNINGS_SHOWN} more: `citebot index` prints them all"
+                if len(notes) > WARNINGS_SHOWN else "")
+        return f"\nWarnings ({len(notes)}):{shown}{more}" if notes else ""
 
     def help(self) -> str:
         return help_text(self.markup)
@@ -100,15 +143,33 @@ class Admin:
         if not allowed:
             return GAPS_REFUSED
         log.info("gap report requested by %s", user_id)
-        found = topics(gap_log(self.settings, self.shared).read(GAPS_WINDOW), self.engine.embed)
+        records = gap_log(self.settings, self.shared).read(GAPS_WINDOW)
+        if not self.settings.gaps_show_dms:  # what someone asked in private stays there
+            records = [r for r in records if not is_private(r)]
+        found = topics(records, self.engine.embed)
+        # The nearest documents are named only when the admin may read them.
+        shown = self.engine.visible(self.access.for_user(user_id), [d for t in found for d in t["nearest_documents"]])[1]
+        found = [{**t, "nearest_documents": [d for d in t["nearest_documents"] if d in shown]} for t in found]
         title = self.markup.bold.format("What readers could not find (last 30 days)")
-        return f"{title}\n{self.markup.escape(report_text(found, limit=GAPS_SHOWN, bold=self.markup.bold))}"
+        inert = self.markup.user_text or self.markup.escape
+        found = [{**topic, "topic": inert(topic["topic"]), "examples": [inert(e) for e in topic["examples"]],
+                  "comments": [inert(c) for c in topic["comments"]],
+                  "knowledge_gap": inert(topic["knowledge_gap"]) if topic["knowledge_gap"] else None,
+                  "nearest_documents": [inert(d) for d in topic["nearest_documents"]]} for topic in found]
+        return f"{title}\n{report_text(found, limit=GAPS_SHOWN, bold=self.markup.bold)}"
 
     def reload(self, user_id: str, allowed: bool, respond: Callable[[str], object]) -> None:
         """Runs after the platform acknowledged the command; every message goes to the admin
         alone through `respond`. `allowed` is the platform's verdict on `user_id`."""
         if not allowed:
             respond(REFUSED)
+            return
+        try:  # the access file first: an invalid one refuses the whole reload
+            self.access.reload()
+        except AccessError as error:
+            log.warning("reload by %s refused: %s", user_id, error)
+            respond(f"{self.markup.warning} Reload refused: {self.markup.escape(str(error))}. "
+                    "The access rules and documents loaded before keep serving; fix the file and reload again.")
             return
 
         def started() -> None:
@@ -135,8 +196,7 @@ class Admin:
             respond(BUSY)
             return
         stats = report.refresh
-        skipped = "".join(f"\n• {self.markup.escape(note)}" for note in stats.skipped[:5])
-        skipped = f"\nNot indexed:{skipped}" if skipped else ""
         failed = "".join(f"\n• {s.name}: {self.markup.escape(s.error)}" for s in report.failed)
         failed = f"\n{self.markup.warning} Sources that failed (their last good documents stay):{failed}" if failed else ""
-        respond(f"{self.markup.done} Reloaded: {describe(stats)}.{skipped}{failed}")
+        respond(f"{self.markup.done} Reloaded: {describe(stats)}; {self.markup.escape(self.access.describe())}."
+                + self._warnings(stats.skipped) + failed)

@@ -71,9 +71,13 @@ def format_answer(output: dict) -> str:
 
 
 def cmd_index(args) -> int:
+    from bot.access import Access
     from bot.shared import SharedState
 
     settings = _settings(args)
+    # The replicas re-read the access file when it changes; a file they would refuse stops the
+    # index job too, with its error, before anything is published.
+    Access.load(settings.access_path)
     started = time.perf_counter()
     unchanged = None if args.rollback else Engine.unchanged_index(settings)
     if unchanged is not None:  # the everyday cron run: answered without opening (or importing) LanceDB

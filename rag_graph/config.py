@@ -108,14 +108,24 @@ class Settings(BaseSettings):
     slack_app_token: str | None = env("SLACK_APP_TOKEN", None, repr=False)
     slack_api_url: HttpUrl | None = env("SLACK_API_URL", None)
     port: int = env("PORT", 3000, ge=0, le=65535)
-    admin_user_ids: CommaList = env("ADMIN_USER_IDS", ())
+    admin_user_ids: CommaList = env("ADMIN_USER_IDS", ())  # deprecated: both platforms' ids in one list
+    slack_admin_ids: CommaList = env("SLACK_ADMIN_IDS", ())  # Slack user ids (U…)
+    teams_admin_ids: CommaList = env("TEAMS_ADMIN_IDS", ())  # Entra ID (AAD) object ids, never Teams' from.id
+    # Activities from other Bot Framework channels (directline, webchat, …) are refused unless listed.
+    teams_channels: CommaList = env("CITEBOT_TEAMS_CHANNELS", ("msteams",))
+    # Where replies may go besides Microsoft's documented Teams hosts (bot/teams/identity.py):
+    # origins such as https://smba.example.cn for a sovereign cloud, or a local connector in tests.
+    teams_service_urls: CommaList = env("CITEBOT_TEAMS_SERVICE_URLS", ())
     allow_workspace_admins: bool = env("CITEBOT_WORKSPACE_ADMINS", False)
     ask_hint: str = env("CITEBOT_ASK_HINT", "#people-ops")
     feedback_path: Path = env("CITEBOT_FEEDBACK", Path(".citebot/feedback.jsonl"))
     history_turns: int = env("CITEBOT_HISTORY_TURNS", 8, ge=0)
     access_path: Path | None = env("CITEBOT_ACCESS", None)  # who may see what (bot/access.py)
+    # A folder's .citebot.yml `audience:` is inherited by its documents without one (retrieval/authoring.py).
+    strict_audience: bool = env("CITEBOT_STRICT_AUDIENCE", False)
     gaps_path: Path = env("CITEBOT_GAPS", Path(".citebot/gaps.jsonl"))  # unanswered questions, bad votes
     gap_retention_days: int = env("CITEBOT_GAP_RETENTION_DAYS", 90, ge=1)
+    gaps_show_dms: bool = env("CITEBOT_GAPS_SHOW_DMS", False)  # the gap report quotes DM questions too
     gap_salt: str | None = env("CITEBOT_GAP_SALT", None, repr=False)  # None = generated beside the log
     source_url: LinkTemplate | None = env("CITEBOT_SOURCE_URL", None)  # links for documents without a `url`
     # Hosts (and their subdomains) whose addresses an answer may show although no cited document

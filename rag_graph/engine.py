@@ -11,6 +11,7 @@ import dataclasses
 import logging
 import time
 from typing import TYPE_CHECKING, Callable
+from urllib.parse import urlparse
 
 from .config import Settings
 from .errors import IndexNotReady, RefreshError, RefreshInProgress
@@ -26,6 +27,17 @@ if TYPE_CHECKING:
     from .retrieval.sources import SyncReport
 
 log = logging.getLogger(__name__)
+
+
+def text_link_hosts(settings: Settings) -> tuple[str, ...]:
+    """The hosts whose links an answer's text may show: those the admin lists (CITEBOT_LINK_HOSTS)
+    and the host the admin's CITEBOT_SOURCE_URL publishes the documents on. Never a host a
+    document names itself (its `url:`): anyone who can add a document could name any host."""
+    template_host = urlparse(settings.source_url or "").hostname or ""
+    template_host = "" if "{" in template_host else template_host
+    return tuple(dict.fromkeys([*settings.link_hosts, *([template_host.lower()] if template_host else [])]))
+
+
 # What the bot may catch and read: it reaches retrieval only through the Engine.
 __all__ = ["Engine", "RefreshError", "RefreshInProgress", "Scope", "check_sources"]
 
@@ -62,7 +74,7 @@ class Engine:
                          else ExtractiveGenerator(self.index.vocabulary, self.embedder, self.index.entities, tuning))
         self._offline = generator if isinstance(generator, ExtractiveGenerator) else None
         self.deps = Deps(retriever=self.index, embedder=self.embedder, generator=generator,
-                         source_url=settings.source_url or "", link_hosts=settings.link_hosts, tuning=tuning)
+                         source_url=settings.source_url or "", link_hosts=text_link_hosts(settings), tuning=tuning)
         self.graph = build_graph()
         self._prompts: tuple[int | None, list[dict]] = (None, [])
 
@@ -80,14 +92,15 @@ class Engine:
         (the corpus folder, the model), that refresh's figures, read without opening LanceDB or
         loading the model; None when the index must be refreshed."""
         _copy_folders(settings)
-        return published.unchanged(settings.db, settings.documents, Embedder(settings.embedding_model).model_name)
+        return published.unchanged(settings.db, settings.documents, Embedder(settings.embedding_model).model_name,
+                                   settings.strict_audience)
 
     @classmethod
     def index_corpus(cls, settings: Settings) -> RefreshStats:
         """`citebot index`: re-index the corpus folder and publish the new version, which the
         serving replicas follow (atomic; raises RefreshError and the old version keeps serving)."""
         _copy_folders(settings)
-        return cls._open_index(settings).refresh(settings.documents)
+        return cls._open_index(settings).refresh(settings.documents, settings.strict_audience)
 
     @classmethod
     def roll_back(cls, settings: Settings) -> int:
@@ -108,7 +121,7 @@ class Engine:
         """Re-index the documents as they are on disk: CITEBOT_CORPUS, or the sources' mirror
         (atomic; raises RefreshError and keeps serving on failure)."""
         _copy_folders(self.settings)
-        return self.index.refresh(self.settings.documents)
+        return self.index.refresh(self.settings.documents, self.settings.strict_audience)
 
     def sync(self, only: str | None = None) -> SyncReport:
         """Fetch what changed in each source (CITEBOT_SOURCES), then refresh the index in the same
@@ -144,6 +157,16 @@ class Engine:
             return self.index.metadata()
         except IndexNotReady:
             return None
+
+    def visible(self, access: Scope | dict | None, source_ids: list[str] | None = None) -> tuple[int, set[str]]:
+        """What a place may read of the serving index: how many documents, and which of
+        `source_ids` (for counts and reports shown to someone who may not read everything)."""
+        reader = self.index.scoped(access)
+        documents = len({row["source_id"] for row in reader.fetch("chunk_index = 0", limit=10_000_000)})
+        if not source_ids:
+            return documents, set()
+        quoted = ", ".join("'" + s.replace("'", "''") + "'" for s in set(source_ids))
+        return documents, {row["source_id"] for row in reader.fetch(f"source_id IN ({quoted})", limit=10_000_000)}
 
     def _deps(self, access: Scope | dict | None) -> Deps:
         """The dependencies of one question: every read of the index goes through its scope."""
@@ -234,8 +257,7 @@ class Engine:
         output = state["final_output"]
         if output["status"] != "answered":
             return output, []
-        urls = [c["url"] for c in output["citations"]]
-        sentences = [{"text": clean_for_user(s["text"], urls, self.deps.link_hosts), "chunk_ids": list(s.get("chunk_ids", []))}
+        sentences = [{"text": clean_for_user(s["text"], [], self.deps.link_hosts), "chunk_ids": list(s.get("chunk_ids", []))}
                      for s in (state.get("draft_answer") or {}).get("sentences", [])]
         return output, [s for s in sentences if s["text"]]
 

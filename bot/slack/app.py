@@ -13,14 +13,14 @@ from slack_sdk.http_retry import RateLimitErrorRetryHandler, default_retry_handl
 from slack_sdk.http_retry.builtin_handlers import ServerErrorRetryHandler
 
 from rag_graph.config import Settings
-from bot.access import Access
+from bot.access_file import access_file
 from bot.admin import Admin, Markup
 from bot.answering import Answering
 from bot.dedupe import RedisSeen, SeenCache
-from bot.feedback import FeedbackLog
+from bot.feedback import feedback_log
 from bot.gaps import gap_log
 from bot.shared import SharedState
-from bot.slack.conversation import Conversations
+from bot.slack.conversation import SLACK_CONNECT, Conversations
 from bot.slack.experts import SlackExperts
 from bot.slack.listeners import assistant, commands, escalation, feedback, messages, reasons
 from bot.slack.render import escape
@@ -56,6 +56,20 @@ def drop_redelivered_events(seen: SeenCache | RedisSeen):
     return middleware
 
 
+def check_workspace(body: dict, context, next) -> BoltResponse | None:
+    """Bolt middleware: a request from another workspace than the one the token is installed in
+    is refused (its channel ids could name a listed channel of ours); an event from a Slack
+    Connect channel is marked, so it is answered from the documents for everyone."""
+    installed = getattr(context.authorize_result, "team_id", None) if context.authorize_result else None
+    team = body.get("team_id") or (body.get("team") or {}).get("id")
+    if installed and team and team != installed:
+        log.warning("refused a request from workspace %s (installed in %s)", team, installed)
+        return BoltResponse(status=403, body="")
+    if body.get("is_ext_shared_channel") and isinstance(body.get("event"), dict):
+        body["event"][SLACK_CONNECT] = True
+    return next()
+
+
 def build_app(settings: Settings, engine, client: WebClient | None = None,
               shared: SharedState | None = None) -> App:
     """`shared`: the process's shared state (one for every platform); by default, from the settings."""
@@ -63,16 +77,17 @@ def build_app(settings: Settings, engine, client: WebClient | None = None,
     app = App(client=client or web_client(settings),
               signing_secret=settings.slack_signing_secret or "",
               listener_executor=ThreadPoolExecutor(LISTENER_THREADS, thread_name_prefix="citebot"))
+    app.use(check_workspace)
     app.use(drop_redelivered_events(shared.seen()))
     gaps = gap_log(settings, shared)
-    access, usergroups = Access.load(settings.access_path), UsergroupMembers(app.client)
+    access, usergroups = access_file(settings.access_path), UsergroupMembers(app.client)
     experts = SlackExperts(settings, engine, shared, access, usergroups)
     assistant.register(app, engine)
     escalation.register(app, experts)  # before messages: an expert's reply is relayed, not answered
     messages.register(app, Conversations(Answering(engine, gaps, settings.ask_hint), settings, shared.seen(),
                                          access, usergroups, experts))
     commands.register(app, Admin(settings, engine, shared, Markup(escape=escape)))
-    votes = FeedbackLog(settings.feedback_path, shared)
+    votes = feedback_log(settings, shared)
     feedback.register(app, votes, gaps, experts)
     reasons.register(app, votes, gaps)
     return app

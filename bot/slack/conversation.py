@@ -9,6 +9,8 @@ from slack_sdk.errors import SlackApiError
 
 from rag_graph.config import Settings
 
+from rag_graph.engine import Scope
+
 from bot.access import Access
 from bot.admin import Markup, help_text
 from bot.answering import Answering, Question
@@ -23,6 +25,7 @@ from bot.slack.usergroups import UsergroupMembers
 
 log = logging.getLogger(__name__)
 SMALL_TALK_REACTION = "+1"
+SLACK_CONNECT = "citebot_slack_connect"  # set on an event by slack.app.check_workspace
 
 
 class Conversations:
@@ -82,6 +85,8 @@ class Conversations:
         # Everyone in a channel reads the answer, so the channel decides; in a DM, the asker.
         scope = (self.access.for_user(event["user"], self.usergroups) if event.get("channel_type") == "im"
                  else self.access.for_channel(channel))
+        if event.get(SLACK_CONNECT) and not self.access.place(channel).slack_connect:
+            scope = Scope()  # people of another organisation read the answer too
         asked = Question("slack", channel, event["user"], question, turns, scope)
         self.answer(Delivery(client, channel, reply_in, asked.ref, set_status, say_stream), asked)
 

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import logging
+import re
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackRequestError
@@ -18,6 +19,16 @@ log = logging.getLogger(__name__)
 STATUS = "is looking through the documents…"
 LOADING_MESSAGES = ["Searching the documents…", "Reading the sections that match…",
                     "Checking every sentence against its source…"]
+
+
+# Slack reads "<!channel>", "<!here>", "<@U…>", "<#C…>" and "<!subteam^…>" as notifications and
+# "<url|label>" as a link, in streamed markdown too. A model's words are data: a zero-width space
+# after "<" leaves them readable and inert.
+_SPECIAL = re.compile(r"<(?=[!@#a-zA-Z])")
+
+
+def inert(text: str) -> str:
+    return _SPECIAL.sub("<\u200b", text)
 
 
 class Delivery:
@@ -61,7 +72,7 @@ class Delivery:
         try:
             if self.stream is None:
                 self.stream = self.say_stream(buffer_size=1)  # a sentence is worth showing at once
-            self.stream.append(markdown_text=piece)
+            self.stream.append(markdown_text=inert(piece))
             self.streamed += piece
         except (SlackApiError, SlackRequestError) as error:
             log.info("[%s] streaming refused (%s): the full answer follows", self.ref, _reason(error))

@@ -4,6 +4,7 @@ own names (CONNECTIONS__SERVICE_CONNECTION__SETTINGS__CLIENTID, …__CLIENTSECRE
 …__AUTHTYPE, …__ANONYMOUS_ALLOWED), read by the SDK's own loader."""
 from __future__ import annotations
 
+import logging
 from typing import Mapping
 
 from aiohttp import web
@@ -14,14 +15,16 @@ from microsoft_agents.hosting.core import AgentApplication, MemoryStorage, TurnS
 
 from rag_graph.config import Settings
 
-from bot.access import Access
+from bot.access_file import access_file
 from bot.admin import Admin
 from bot.answering import Answering
-from bot.feedback import FeedbackLog
+from bot.feedback import feedback_log
 from bot.gaps import gap_log
 from bot.shared import SharedState
+from bot.teams import identity
 from bot.teams.conversation import MARKUP, TeamsConversations
 
+log = logging.getLogger(__name__)
 MESSAGES_PATH = "/api/messages"
 PREFIX = "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__"
 
@@ -65,9 +68,10 @@ def build_web_app(settings: Settings, engine, config: dict, shared: SharedState 
                                         start_typing_timer=False, **config)
     gaps = gap_log(settings, shared)
     conversations = TeamsConversations(Answering(engine, gaps, settings.ask_hint), settings,
-                                       Admin(settings, engine, shared, MARKUP), shared.memory(settings.history_turns),
-                                       FeedbackLog(settings.feedback_path, shared), shared.seen(),
-                                       Access.load(settings.access_path), gaps)
+                                       Admin(settings, engine, shared, MARKUP, platform="teams"),
+                                       shared.memory(settings.history_turns),
+                                       feedback_log(settings, shared), shared.seen(),
+                                       access_file(settings.access_path), gaps)
     agent.before_turn(conversations.first_delivery)
     # Without a handler the SDK answers the feedback invoke with 501.
     agent.invoke("message/submitAction")(conversations.on_feedback)
@@ -75,6 +79,13 @@ def build_web_app(settings: Settings, engine, config: dict, shared: SharedState 
     agent.activity(ActivityTypes.message)(conversations.on_message)
 
     async def messages(request: web.Request) -> web.Response:
+        try:
+            activity = await request.json()  # aiohttp keeps the body: the SDK reads it again
+        except ValueError:
+            activity = None
+        if reason := identity.refusal(activity, settings):
+            log.warning("refused an activity: %s", reason)
+            return web.Response(status=403, text="activity refused")
         return await start_agent_process(request, agent, adapter)
 
     # The middleware rejects a missing or malformed bearer token before any signing-key fetch.

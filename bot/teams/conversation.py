@@ -29,7 +29,7 @@ from bot.feedback import FeedbackLog
 from bot.gaps import GapLog
 from bot.intent import classify
 from bot.memory import ConversationMemory
-from bot.teams.render import escape, render
+from bot.teams.render import escape, escape_markdown, render
 from bot.verified import VerifiedAnswers
 
 log = logging.getLogger(__name__)
@@ -42,17 +42,29 @@ SMALL_TALK_REPLY = "👍"
 GAPS_IN_PRIVATE = "The gap report quotes what people asked: ask me for `gaps` in a personal chat."
 VOTES = {"like": "helpful", "dislike": "not_helpful"}
 # The admin commands' shared wording in Teams markdown; commands are typed as plain words.
-MARKUP = Markup(escape=escape, bold="**{}**", command="{}", warning="⚠️", done="✅",
+MARKUP = Markup(escape=escape, user_text=escape_markdown, bold="**{}**", command="{}", warning="⚠️", done="✅",
                 ask="Chat with me here, or mention me in a channel or group chat "
                     "(`@Citebot how many days can I work remotely?`)")
 
 _TAG = re.compile(r"</?[a-zA-Z][^<>]*>")
 
 
+def kind_of(activity: Activity) -> str:
+    """personal, groupChat or channel; "" when Teams did not say. A missing type is never taken
+    for a personal chat: that would answer with the sender's own groups wherever they ask."""
+    return activity.conversation.conversation_type or ""
+
+
+def admin_id(activity: Activity) -> str:
+    """The id admin rights are checked against: the sender's Entra ID object id, never from.id
+    (a bot-scoped id, and one that other Bot Framework channels let a sender choose)."""
+    return (activity.from_property.aad_object_id if activity.from_property else None) or ""
+
+
 def scope_of(activity: Activity, access: Access) -> Scope:
     """A personal chat: the asker's groups. A channel or group chat: the place (the channel, its
     team, or the chat itself), since everyone there reads the answer."""
-    if (activity.conversation.conversation_type or "personal") == "personal":
+    if kind_of(activity) == "personal":
         user = activity.from_property
         return access.for_user(user.aad_object_id if user else None)
     data = activity.channel_data if isinstance(activity.channel_data, dict) else {}
@@ -91,7 +103,7 @@ class TeamsConversations:
 
     async def on_message(self, context: TurnContext, state) -> None:
         activity = context.activity
-        kind = activity.conversation.conversation_type or "personal"
+        kind = kind_of(activity)
         key = activity.conversation.id  # in a channel it names the reply chain (";messageid=")
         others = {m.mentioned.id for m in activity.get_mentions() if m.mentioned} - {activity.recipient.id}
         addressed = kind == "personal" or activity.is_recipient_mentioned()
@@ -116,7 +128,7 @@ class TeamsConversations:
     async def on_members_added(self, context: TurnContext, state) -> None:
         activity = context.activity
         installed = any(m.id == activity.recipient.id for m in activity.members_added or [])
-        if installed and (activity.conversation.conversation_type or "personal") == "personal":
+        if installed and kind_of(activity) == "personal":
             await context.send_activity(WELCOME)
 
     async def on_feedback(self, context: TurnContext, state) -> None:
@@ -140,13 +152,13 @@ class TeamsConversations:
 
     async def _command(self, context: TurnContext, command: str) -> None:
         if command == "status":
-            await context.send_activity(self.admin.status())
+            await context.send_activity(self.admin.status(admin_id(context.activity),
+                                                          scope_of(context.activity, self.access)))
         elif command == "help":
             await context.send_activity(self.admin.help())
         else:
-            user = context.activity.from_property
-            user_id = (user.aad_object_id or user.id) if user else ""
-            if command == "gaps" and (context.activity.conversation.conversation_type or "personal") != "personal":
+            user_id = admin_id(context.activity)
+            if command == "gaps" and kind_of(context.activity) != "personal":
                 await context.send_activity(GAPS_IN_PRIVATE)  # the report quotes other people's questions
             elif command == "gaps":
                 self._in_background(context, lambda later: self._gaps(later, user_id))

@@ -20,6 +20,16 @@ def escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+# Markdown that Teams renders: each becomes its HTML character reference, which Teams shows as the
+# character itself without acting on it.
+_MARKDOWN = {ch: f"&#{ord(ch)};" for ch in "\\`*_[]()#+-!|~"}
+
+
+def escape_markdown(text: str) -> str:
+    """Text a reader typed, shown inside our markdown: neither a tag nor markdown of theirs acts."""
+    return "".join(_MARKDOWN.get(ch, ch) for ch in escape(text))
+
+
 def link(url: str, label: str) -> str:
     """A markdown link whose label and address cannot end it early (a "]" or ")" of their own)."""
     label = escape(label).replace("[", "(").replace("]", ")")

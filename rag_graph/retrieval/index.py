@@ -359,21 +359,21 @@ class Index:
 
     # ---- writing -------------------------------------------------------------------------
 
-    def refresh(self, corpus_dir: str | Path) -> RefreshStats:
+    def refresh(self, corpus_dir: str | Path, strict_audience: bool = False) -> RefreshStats:
         """Bring the table in line with the corpus folder. Raises RefreshError and keeps the
         previous version serving when anything goes wrong; RefreshInProgress when one already runs."""
         if not self._refresh_lock.acquire(blocking=False):
             raise RefreshInProgress("a reload is already running")
         try:
-            return self._refresh(Path(corpus_dir))
+            return self._refresh(Path(corpus_dir), strict_audience)
         finally:
             self._refresh_lock.release()
 
-    def _refresh(self, corpus_dir: Path) -> RefreshStats:
+    def _refresh(self, corpus_dir: Path, strict_audience: bool = False) -> RefreshStats:
         started = time.perf_counter()
         try:
-            built_from = published.fingerprint(corpus_dir, self.embedder.model_name)  # before reading
-            corpus = load_corpus(corpus_dir)
+            built_from = published.fingerprint(corpus_dir, self.embedder.model_name, strict_audience)  # before reading
+            corpus = load_corpus(corpus_dir, strict_audience=strict_audience)
         except FileNotFoundError as error:
             raise RefreshError(str(error)) from None
         if not corpus.chunks:

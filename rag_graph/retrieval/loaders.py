@@ -26,6 +26,8 @@ from pathlib import Path
 
 import yaml
 
+from .authoring import INTERNAL
+
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")  # .mdx: Docusaurus' markdown with JSX components
 SUFFIXES = (*MARKDOWN_SUFFIXES, ".pdf", ".docx", ".html", ".htm", ".txt")
 
@@ -83,7 +85,7 @@ def read_markdown(path: Path) -> str:
     if not body.strip():
         raise UnreadableFile("it holds no text")
     meta = {key: value for key, value in meta.items() if value}
-    meta.update(_sidecar(path))
+    meta.update(sidecar_of(path))
     return "---\n" + yaml.safe_dump(meta, allow_unicode=True, sort_keys=False) + "---\n" + body
 
 
@@ -91,7 +93,8 @@ def is_sidecar(path: Path) -> bool:
     return path.suffix.lower() in SIDECAR_SUFFIXES and Path(path.stem).suffix.lower() in SUFFIXES
 
 
-def _sidecar(path: Path) -> dict:
+def sidecar_of(path: Path) -> dict:
+    """The fields of `name.ext.yml` beside the file ({} without one); UnreadableFile when broken."""
     for suffix in SIDECAR_SUFFIXES:
         sidecar = path.with_name(path.name + suffix)
         if sidecar.is_file():
@@ -255,7 +258,7 @@ def _docx_table(table) -> str:
 # ---- HTML ----------------------------------------------------------------------------------
 
 def _html(data: bytes) -> tuple[dict, str]:
-    from bs4 import BeautifulSoup
+    from bs4 import BeautifulSoup, Comment, NavigableString
     from markdownify import MarkdownConverter
 
     class _Converter(MarkdownConverter):
@@ -268,6 +271,10 @@ def _html(data: bytes) -> tuple[dict, str]:
 
     _reject_binary(data, "HTML")  # BeautifulSoup finds the encoding of a real page itself
     soup = BeautifulSoup(data, "html.parser")
+    # An internal marker is a comment, which the conversion drops: it becomes text ingest knows.
+    for comment in soup.find_all(string=lambda text: isinstance(text, Comment)):
+        if re.fullmatch(r"\s*internal\b[^>]*", comment, re.I):
+            comment.replace_with(NavigableString(INTERNAL))
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     # Page furniture, not content: navigation menus repeat on every page of a wiki export.
     for element in soup(["head", "script", "style", "noscript", "template", "nav"]):

@@ -28,8 +28,9 @@ def _folder(uri: str) -> Path | None:
     return None if "://" in str(uri) else Path(uri)
 
 
-def fingerprint(corpus_dir: str | Path, model_name: str) -> str:
-    digest = hashlib.sha256(model_name.encode())
+def fingerprint(corpus_dir: str | Path, model_name: str, strict_audience: bool = False) -> str:
+    # CITEBOT_STRICT_AUDIENCE changes who may read documents: flipping it must rebuild.
+    digest = hashlib.sha256(model_name.encode() + (b"\0strict-audience" if strict_audience else b""))
     for source in sorted(_CODE.rglob("*.py")):
         digest.update(source.read_bytes())
     root = Path(corpus_dir)
@@ -40,11 +41,11 @@ def fingerprint(corpus_dir: str | Path, model_name: str) -> str:
     return digest.hexdigest()
 
 
-def unchanged(uri: str, corpus_dir: str | Path, model_name: str) -> dict | None:
+def unchanged(uri: str, corpus_dir: str | Path, model_name: str, strict_audience: bool = False) -> dict | None:
     """The figures of the last refresh when nothing it was built from has changed since."""
     stamp = read(uri)
     try:
-        return stamp if stamp and stamp.get("fingerprint") == fingerprint(corpus_dir, model_name) else None
+        return stamp if stamp and stamp.get("fingerprint") == fingerprint(corpus_dir, model_name, strict_audience) else None
     except OSError:  # a missing corpus: the full path says so properly
         return None
 

@@ -121,7 +121,7 @@ def start_teams(connector, tmp_path):
     served = []
 
     def start(engine, env: dict | None = None, **overrides) -> TeamsBot:
-        settings = Settings(**{"teams": True, "admin_user_ids": (ADMIN_AAD,),
+        settings = Settings(**{"teams": True, "admin_user_ids": (ADMIN_AAD,), "teams_service_urls": (connector.url,),
                                "feedback_path": tmp_path / "feedback.jsonl", **overrides})
         server = _Served(build_web_app(settings, engine, sdk_config(ANONYMOUS if env is None else env)))
         served.append(server)

@@ -46,8 +46,10 @@ def test_teams_alone_starts_without_slack_tokens_and_a_missing_setting_is_named(
 def test_one_process_serves_slack_and_teams_from_one_index(fake, engine, corpus_copy, tmp_path):
     slack_port, teams_port = _free_port(), _free_port()
     shutil.copytree(engine.settings.db, tmp_path / "db")  # start-up refresh then embeds nothing
+    connector = FakeConnector().__enter__()
     env = {**os.environ, "SLACK_BOT_TOKEN": "xoxb-test", "SLACK_SIGNING_SECRET": SECRET, "SLACK_APP_TOKEN": "",
            "SLACK_API_URL": fake.url, "PORT": str(slack_port), "CITEBOT_TEAMS": "1", "TEAMS_PORT": str(teams_port),
+           "CITEBOT_TEAMS_SERVICE_URLS": connector.url,  # replies go only to Teams' hosts, and this fake
            "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__ANONYMOUS_ALLOWED": "true",
            "CITEBOT_CORPUS": str(corpus_copy), "CITEBOT_DB": str(tmp_path / "db"), "HF_HUB_OFFLINE": "1",
            "PYTHONPATH": str(ROOT)}  # this checkout, not whichever copy is installed
@@ -62,10 +64,10 @@ def test_one_process_serves_slack_and_teams_from_one_index(fake, engine, corpus_
         assert sum("Indexed 20 documents" in line for line in lines) == 1  # one engine for both
         Bot(fake, f"http://127.0.0.1:{slack_port}/slack/events", Settings()).mention(QUESTION)
         assert "3 days a week" in mrkdwn_of(fake.wait_for("chat.postMessage", timeout=30)[0])
-        with FakeConnector() as connector:
-            TeamsBot(connector, f"http://127.0.0.1:{teams_port}/api/messages", Settings()).say(QUESTION)
-            assert "3 days a week" in connector.wait_for(timeout=30)[0].text
+        TeamsBot(connector, f"http://127.0.0.1:{teams_port}/api/messages", Settings()).say(QUESTION)
+        assert "3 days a week" in connector.wait_for(timeout=30)[0].text
     finally:
+        connector.__exit__(None, None, None)
         process.terminate()
         process.wait(timeout=60)  # interpreter teardown (torch) takes seconds on a busy machine
 

@@ -37,7 +37,9 @@ def register(app: App, admin: Admin) -> None:
             else:  # response_url replies are ephemeral by default: only the admin sees the report
                 respond(admin.gaps(user, allowed))
         elif sub == "status":
-            ack(text=admin.status(), response_type="ephemeral")
+            channel, user = command.get("channel_id") or "", command.get("user_id")
+            place = admin.access.for_user(user) if channel.startswith("D") else admin.access.for_channel(channel)
+            ack(text=admin.status(user, place), response_type="ephemeral")
         elif sub == "help":
             ack(text=admin.help(), response_type="ephemeral")
         else:

@@ -18,9 +18,9 @@ from ...language.markdown import (
     paragraphs,
     without_emphasis,
 )
+from ..authoring import INTERNAL
 from .documents import Chunk, Document
 
-INTERNAL_MARK = "<!-- internal -->"
 
 
 MAX_CHUNK_CHARS = 700
@@ -45,7 +45,7 @@ def drop_internal_sections(body: str) -> str:
             level = len(heading.group(1))
             if internal_level and level > internal_level:
                 continue
-            internal_level = level if INTERNAL_MARK in heading.group(2) else 0
+            internal_level = level if INTERNAL in heading.group(2) else 0
         if not internal_level:
             kept.append(line)
     return "\n".join(kept)

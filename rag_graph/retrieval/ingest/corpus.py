@@ -8,11 +8,13 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 from ...language.markdown import MD_LINK
-from ..loaders import SUFFIXES, UnreadableFile, is_sidecar, page_name, read_markdown
+from ..authoring import (AuthoringError, FolderAudiences, audience_of, check_no_stray_marker, folder_default,
+                         key_warnings, mark_internal)
+from ..loaders import MARKDOWN_SUFFIXES, SUFFIXES, UnreadableFile, is_sidecar, page_name, read_markdown, sidecar_of
 from .chunking import HEADING, chunk_document, drop_internal_sections, plain_text
 from .dialects import inline_text, render_shortcodes, resolve_reference_links, without_jsx
 from .documents import Corpus, Document
-from .front_matter import FrontMatterError, date_text, split_front_matter
+from .front_matter import ACCESS_FIELDS, PUBLIC_FIELDS, FrontMatterError, date_text, read_front_matter
 
 log = logging.getLogger(__name__)
 
@@ -27,14 +29,16 @@ _DOCUMENT_SUFFIX = re.compile("(" + "|".join(re.escape(suffix) for suffix in SUF
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 
 
-def load_corpus(root: Path | str, exclude: tuple[str, ...] = DEFAULT_EXCLUDE) -> Corpus:
+def load_corpus(root: Path | str, exclude: tuple[str, ...] = DEFAULT_EXCLUDE, strict_audience: bool = False) -> Corpus:
     """Every document below root (see loaders.SUFFIXES), in a stable order, but for hidden files,
     sidecars and files matching an `exclude` pattern. A bad file is skipped with a warning naming
-    it; the rest is still loaded. Files of other types are counted and named once per type."""
+    it; the rest is still loaded. Files of other types are counted and named once per type.
+    `strict_audience` (CITEBOT_STRICT_AUDIENCE): a restricted folder's documents inherit its audience."""
     root = Path(root)
     if not root.is_dir():
         raise FileNotFoundError(f"corpus folder not found: {root}")
     documents, skipped, formats, unsupported = [], [], {}, {}
+    folders = FolderAudiences(root)
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         relative = path.relative_to(root).as_posix()
         if (any(part.startswith(".") for part in path.relative_to(root).parts) or is_sidecar(path)
@@ -47,9 +51,12 @@ def load_corpus(root: Path | str, exclude: tuple[str, ...] = DEFAULT_EXCLUDE) ->
             unsupported.setdefault(suffix, []).append(relative)
             continue
         try:
-            documents.append(parse_document(read_markdown(path), relative))
+            sidecar = sidecar_of(path) if suffix in MARKDOWN_SUFFIXES else {}  # other formats read theirs
+            document = parse_document(read_markdown(path), relative, sidecar, folders.of(relative), strict_audience)
+            documents.append(document)
+            skipped += [f"{relative}: {warning}" for warning in document.warnings]
             counts["read"] += 1
-        except (FrontMatterError, UnreadableFile) as error:
+        except (FrontMatterError, UnreadableFile, AuthoringError) as error:
             counts["skipped"] += 1
             skipped.append(f"skipped {relative}: {error}")
     for suffix, paths in unsupported.items():
@@ -62,12 +69,24 @@ def load_corpus(root: Path | str, exclude: tuple[str, ...] = DEFAULT_EXCLUDE) ->
     return Corpus(documents=documents, chunks=chunks, skipped=skipped, formats=formats)
 
 
-def parse_document(raw: str, relative_path: str) -> Document:
-    meta, body = split_front_matter(raw)
+def parse_document(raw: str, relative_path: str, sidecar: dict | None = None,
+                   folder: tuple[list[str] | None, str] = (None, ""), strict_audience: bool = False) -> Document:
+    """`sidecar`: the fields of `name.md.yml` beside a markdown file; `folder`: the audience a
+    folder's .citebot.yml gives it, and that file's path (authoring.py)."""
+    meta, body = read_front_matter(raw)
+    for key, value in (sidecar or {}).items():
+        if key in meta and meta[key] != value:
+            raise AuthoringError(f"its front matter and its sidecar disagree on `{key}`; keep one of them")
+        meta[key] = value
+    warnings = key_warnings(meta, PUBLIC_FIELDS + ACCESS_FIELDS, ACCESS_FIELDS)
+    audience, folder_note = folder_default(audience_of(meta), *folder, strict_audience)
+    meta = {key: meta[key] for key in PUBLIC_FIELDS + ACCESS_FIELDS if key in meta}
+    body = mark_internal(body)
     if relative_path.lower().endswith(".mdx"):
         body = without_jsx(body)
     body, shortcode_links = render_shortcodes(resolve_reference_links(body))
     body = _HTML_COMMENT.sub("", drop_internal_sections(body))
+    check_no_stray_marker(body)
     first_heading = next((m.group(2) for m in map(HEADING.match, body.splitlines()) if m), None)
     default_id = page_name(relative_path)
     title = inline_text(str(meta.get("title") or (first_heading and plain_text(first_heading)) or default_id))
@@ -88,7 +107,8 @@ def parse_document(raw: str, relative_path: str) -> Document:
         links=[target for _, target in MD_LINK.findall(body) if _DOCUMENT_SUFFIX.search(target.split("#")[0])]
         + shortcode_links,
         keywords=_keywords(meta),
-        audience=_audience(meta.get("audience")),
+        audience=audience,
+        warnings=warnings + ([folder_note] if folder_note else []),
     )
 
 
@@ -102,17 +122,6 @@ def _keywords(meta: dict) -> list[str]:
         items = value if isinstance(value, list) else str(value or "").split(",")
         found += [str(item).strip() for item in items if str(item).strip()]
     return list(dict.fromkeys(found))
-
-
-def _audience(value) -> list[str]:
-    """`audience: people-ops` or a list of group names; group names compare case-blind. A value
-    we cannot read is an error (the file is skipped), never a document for everyone."""
-    if value is None:
-        return []
-    names = [value] if isinstance(value, str) else value
-    if not isinstance(names, list) or not all(isinstance(n, str) and n.strip() for n in names):
-        raise FrontMatterError(f"audience must be a group name or a list of group names, got {value!r}")
-    return sorted({n.strip().lower() for n in names})
 
 
 def _resolve_references(documents: list[Document]) -> None:

@@ -6,6 +6,8 @@ import re
 from html import unescape
 from typing import Callable
 
+from ..authoring import INTERNAL
+
 # Template shortcodes (11ty / Nunjucks / Liquid) as a docs site's source holds them. A reader sees
 # what they render, never the tag: a `{% raw %}` block shows its content literally, a comment
 # nothing, a link its text, an alert its title and body, a Slack channel its name; images,
@@ -129,6 +131,8 @@ _BANG_ADMONITION = re.compile(r"^(?:(?:!!!|\?\?\?\+?)[ \t]*(?P<kind>\w+)|===\+?(
 
 def render_admonitions(body: str) -> str:
     def box(match: re.Match) -> str:
+        if INTERNAL in (match["title"] or ""):
+            return ""  # an internal box: its title carries the marker (authoring.py)
         title = (match["title"] or "").strip() or match["kind"].capitalize()
         text = re.sub(r"^(?:[ ]{4}|\t)", "", match["body"], flags=re.M).strip()
         return f"**{title}**\n\n{text}\n"

@@ -18,6 +18,7 @@ class Document:
     links: list[str] = field(default_factory=list)  # relative paths of linked corpus documents
     keywords: list[str] = field(default_factory=list)  # the page's own search terms (front matter)
     audience: list[str] = field(default_factory=list)  # group names that may read it; [] = everyone
+    warnings: list[str] = field(default_factory=list)  # authoring slips that did not stop it (authoring.py)
 
 
 @dataclass
@@ -48,7 +49,7 @@ class Chunk:
 class Corpus:
     documents: list[Document]
     chunks: list[Chunk]
-    skipped: list[str]  # human-readable warnings, one per file that was left out
+    skipped: list[str]  # human-readable warnings: each file left out, each authoring slip (authoring.py)
     formats: dict[str, dict[str, int]] = field(default_factory=dict)  # {".pdf": {"read": n, "skipped": m}}
 
 

@@ -23,6 +23,12 @@ class FrontMatterError(ValueError):
 
 def split_front_matter(raw: str) -> tuple[dict, str]:
     """(public front matter fields, body). No front matter is fine; a broken one is an error."""
+    meta, body = read_front_matter(raw)
+    return {key: meta[key] for key in PUBLIC_FIELDS + ACCESS_FIELDS if key in meta}, body
+
+
+def read_front_matter(raw: str) -> tuple[dict, str]:
+    """(every front matter field, body): the key checks of authoring.py read them all."""
     raw = raw.lstrip("\ufeff")
     if not raw.startswith("---"):
         return {}, raw
@@ -37,7 +43,7 @@ def split_front_matter(raw: str) -> tuple[dict, str]:
         raise FrontMatterError(f"front matter is not valid YAML{line}") from None
     if not isinstance(meta, dict):
         raise FrontMatterError("front matter must be a set of `key: value` fields")
-    return {key: meta[key] for key in PUBLIC_FIELDS + ACCESS_FIELDS if key in meta}, raw[match.end():]
+    return dict(meta), raw[match.end():]
 
 
 def date_text(value) -> str:
