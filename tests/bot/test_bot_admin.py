@@ -83,11 +83,13 @@ def test_a_failed_reload_reports_the_error_and_the_old_index_keeps_serving(start
 
 
 def test_status_shows_versions_counts_and_the_last_reload(bot, engine):
-    text = bot.command("status")["text"]
+    text = bot.command("status", user_id=ADMIN)["text"]
     meta = engine.index.metadata()
     assert text.startswith("*Citebot ")
     assert f"index version {meta['version']}, {meta['documents']} documents, {meta['chunks']} chunks" in text
     assert "Last reload: " in text and "UTC" in text
+    # Anyone else counts what the place may read (the bundled corpus is all public).
+    assert f"{meta['documents']} documents you can ask about here" in bot.command("status")["text"]
 
 
 def test_help_and_unknown_subcommands_explain_the_commands(bot):
