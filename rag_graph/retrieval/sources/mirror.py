@@ -40,7 +40,9 @@ def _merged(own: dict, given: dict, authoritative: bool) -> dict:
 def rendered(document: Document) -> dict[str, bytes]:
     """{relative path: bytes} of the files that hold the document."""
     suffix = Path(document.path).suffix.lower()
-    meta = {k: v for k, v in document.meta.items() if v is not None}
+    # An audience open to everyone is written as no `audience:` at all: ingest leaves out a
+    # document whose `audience:` is empty, since a writer's empty list is a slip (authoring.py).
+    meta = {k: v for k, v in document.meta.items() if v is not None and not (k == "audience" and v == [])}
     if not meta:
         return {document.path: document.content}
     if suffix in MARKDOWN_SUFFIXES:
