@@ -32,11 +32,10 @@ def question_key(platform: str, place: str, thread: str, question: str) -> str:
 
 @dataclass(frozen=True)
 class ExpertReply:
-    """An expert's reply as relayed: who, what, and where it landed in the asker's thread."""
+    """An expert's reply as relayed to the asker's thread: who answered, and what."""
 
     expert: str
     text: str
-    relayed: str  # the relayed message's id in the asker's thread
 
 
 class Escalations:

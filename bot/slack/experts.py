@@ -140,7 +140,8 @@ class SlackExperts:
         text = plain_text(event.get("text") or "", bot_user_id)
         if not record or not text:
             return
-        position = len(record["replies"])
+        # Recorded before it is posted: a click on its button can arrive the moment it shows.
+        position = self.escalations.add_reply(record["key"], ExpertReply(event["user"], text))
         shown = split_text(escape(text), 2800)[0]
         blocks = [{"type": "section", "text": {"type": "mrkdwn", "text":
                    f"*<@{event['user']}> ({escape(record['group'])} expert) answered:*\n>{shown.replace(chr(10), chr(10) + '>')}"}},
@@ -149,9 +150,7 @@ class SlackExperts:
                   {"type": "context", "elements": [{"type": "mrkdwn", "text":
                       f"The {escape(record['group'])} experts and admins can save this as a verified answer: "
                       "I'll then answer this question from it, with a link to this thread."}]}]
-        posted = self._say(client, record["channel"], record["thread"], f"<@{event['user']}> answered: {shown}", blocks)
-        if posted:
-            self.escalations.add_reply(record["key"], ExpertReply(event["user"], text, posted))
+        self._say(client, record["channel"], record["thread"], f"<@{event['user']}> answered: {shown}", blocks)
 
     # --- "Save as verified answer" ----------------------------------------------------------
 
