@@ -5,127 +5,51 @@ that claim. It cannot invent a fact; paragraphs that give orders were already qu
 (injection.py) before any generator sees the context."""
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from itertools import takewhile
 from typing import Callable
 
 import numpy as np
 
+from ..language.markdown import (
+    LIST_ITEM,
+    is_code,
+    lead_ins,
+    link_labels,
+    lists,
+    own_heading,
+    sentences,
+    table_sentences,
+)
+from ..language.question import holds_role, options, role_asked, split_follow_up
+from ..language.words import term_set, terms, terms_held, weighted_coverage, words
 from ..retrieval.entities import Gazetteer
-from ..language.markdown import own_heading
-from ..language.question import holds_role, role_asked
 from ..scoring.late import best_matches, standing
 from ..scoring.relevance import by_relevance, query_weights
-from ..language.question import options, split_follow_up
 from ..tuning import DEFAULT, Tuning
-from ..language.words import STOPWORDS, term_set, terms, terms_held, weighted_coverage, words
-from ..language.markdown import LIST_ITEM, code_of, is_code, lead_ins, link_labels, lists, sentences, table_sentences
 from .clean import clean_sentence, join_sentences
-
-# Never evidence: form placeholders ("[Name]", "____", "<date>") and a form's own field lines
-# ("Title: CEO", "Signature:"). Template markup ("{% … %}", "{{ … }}") never reaches an answer.
-_PLACEHOLDER = re.compile(r"\[[A-Z][A-Za-z ]*\](?!\()|_{3,}|<[a-z][a-z _-]*>")
-_TEMPLATE_TAG = re.compile(r"\{%.*?%\}|\{\{.*?\}\}", re.S)
-_FORM_FIELD = re.compile(r"^\W*(name|title|signature|signed|date|by|position|witness|printed name)\s*:\s*\S{0,30}\W*$", re.I)
-# A "who" question wants a sentence that names someone: a person the corpus names (its gazetteer
-# knows them), a role or team, or an address to write to. Any run of capitalised words is no
-# name ("Visit the Live Captioning InSite page"). "Who" opens the question or a clause of it
-# ("…, who do they contact?", "to whom"); after a noun it asks nothing ("an expert who comes to talk").
-_ASKS_PERSON = re.compile(r"(?:^|[,;:()–—-]\s*|\b(?:and|but|so|or|then|to|know|sure|wonder|wondering|tell me|ask)\s+)who(?:m|se)?\b", re.I)
-_ROLE_OR_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+\.\w+|(?<![\w@])[@#][A-Za-z][\w-]*(?:/[\w-]+)?|\b(supervisors?|managers?|directors?|team|office|officers?|"
-                              r"coordinators?|administrators?|leads?|desk|department|HR|people ops|staff|committee|"
-                              r"specialists?|representatives?)\b", re.I)
-_EXAMPLE = re.compile(r"\W*(?:for example|for instance|e\.g\.|example:)", re.I)
-# A sentence that only sends the reader elsewhere ("Visit the [Live Captioning page](…) for
-# further details.") answers nothing itself; only a "where" question is answered by it.
-_POINTER = re.compile(r"\W*(?:please\s+)?(?:see|visit|check(?: out)?|refer to|read|go to|head to|review)\b"
-                      r"(?=.*(?:\]\(|\b(?:page|site|website|handbook|guide)\b))", re.I | re.S)
-_ASKS_PLACE = re.compile(r"\bwhere\b", re.I)
-# A sentence about the page itself ("This page outlines how to sign up for and how to cancel the
-# transit benefit.") says what the page covers, not what it says.
-_ABOUT_THE_PAGE = re.compile(r"\W*(?:this|the following) (?:page|guide|document|section|article|handbook|chapter)\s+"
-                             r"(?:outlines|describes|explains|covers|lists|contains|provides|summarizes|details|"
-                             r"walks|includes|is about|will (?:walk|explain|describe|cover|outline|help))\b", re.I)
-# "how do I…?" asks for a procedure; "how many / long / often…?" for an amount.
-_ASKS_PROCEDURE = re.compile(r"\bhow\b(?!\s+(?:many|much|long|often|soon|far|early|late|big|fast|quickly|frequently)\b)"
-                             r"|\bsteps?\b", re.I)
-_STEP = re.compile(r"\s*\d+[.)]\s")  # an item of a numbered list
-# A sentence that opens by pointing back ("However, …", "This includes …") leans on the one before.
-# So does a condition on what was just said ("If it's warranted, … we'll increase pay on January 1st"
-# follows "The Radford data is reviewed once per year…").
-_LEANS_BACK = re.compile(r"(?:However|But|Yet|Still|Otherwise|Instead|Therefore|Thus|Hence|In addition|Also|"
-                         r"That|This|These|Those|Such|It|They|Then|If (?:so|not|it|that|this|they)|"
-                         r"In (?:that|this|which) case)\b")
-_OPENING_PRONOUN = re.compile(r"^(?P<pronoun>She|He|Her|His)\b(?P<rest>.*)$", re.S)
-
-# What kind of answer the question asks for, and the sentences that hold one: a "when" wants a
-# date or a weekday, a "how long" a span of time ("within three calendar days", not "Form 3676"),
-# a "how often" a frequency, a "how many" a number. The first kind the question asks for counts.
-# Capitalised: "you may" and "march" are no dates.
-_MONTH = r"(?-i:January|February|March|April|May|June|July|August|September|October|November|December)"
-_MONTH_OR_DAY = rf"{_MONTH}|(?-i:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
-# "When" asks for a date where it opens a question ("when does…?", "When is…", "when's…"), not
-# where it joins two clauses ("what happens when a holiday lands on my day off?").
-_ASKS_DATE = re.compile(r"^\W*when\b|\bwhen(?:'s|’s|\s+(?:do|does|did|is|are|was|were|will|would|can|could|should|"
-                        r"shall|must|may|might|has|have|had|am)\b)"
-                        r"|\b(what (dates?|day|time)|which (dates?|days?|months?)|deadline|due)\b|\bkick in\b", re.I)
-_ASKS_DURATION = re.compile(r"\bhow (long|soon|quickly|fast|far ahead|far in advance|early|late)\b"
-                            r"|\bhow many (minutes|hours|days|weeks|months|years)\b", re.I)
-_ASKS_FREQUENCY = re.compile(r"\bhow (often|frequently)\b", re.I)
-_ASKS_AMOUNT = re.compile(r"\b(how (many|much|long|soon|far|fast|quickly|big)|what (percent|percentage|amount))\b", re.I)
-# "What's the most time off I can get…?", "is there a cap on…?" ask for a bound: "a maximum of 80
-# hours", "up to 27 days", "after hitting the 80 hour cap".
-_ASKS_MOST = re.compile(r"\b(?:what(?:'s|’s| is| are)?|is there) (?:the |a |an |any )?(?:most|max|maximum|limit|cap|ceiling)\b", re.I)
-_NUMBER = r"(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve)\b)"
-_HOLDS_MOST = re.compile(rf"\b(?:max(?:imum)?|up to|at most|no more than|caps?|capped|limit(?:ed)?|ceiling)\b.{{0,40}}?{_NUMBER}"
-                         rf"|{_NUMBER}[\w ]{{0,20}}?\b(?:max(?:imum)?|caps?|limit)\b", re.I)
-_HOLDS_AMOUNT = re.compile(rf"{_NUMBER}|\b(?:first|last)\b", re.I)
-_ASKS_MONTH = re.compile(r"\b(?:what|which)\s+months?\b", re.I)  # a month's name, not "two months before"
-_ANSWER_TYPES = (
-    (_ASKS_PERSON, _ROLE_OR_ADDRESS),
-    (_ASKS_MONTH, re.compile(rf"\b({_MONTH})\b")),
-    (_ASKS_DATE, re.compile(rf"\b({_MONTH_OR_DAY})\b|\b\d{{1,2}}(st|nd|rd|th)\b|\b\d{{4}}\b"
-                            r"|\b\d+\s*(days?|weeks?|months?|years?)\b|\banniversary\b"
-                            r"|\b(first|last|final)\s+(business\s+|work(ing)?\s+)?day\b"  # "the last day of the month"
-                            r"|\bend of the (day|week|month|year|quarter|pay period)\b"
-                            # a time counted from an event: "one year after it is issued"
-                            r"|\b(one|two|three|four|five|six|seven|eight|nine|ten|twelve|a|an)\s+(business\s+|calendar\s+)?"
-                            r"(days?|weeks?|months?|years?|pay periods?)\s+(after|before|from|prior to)\b", re.I)),
-    (_ASKS_DURATION, re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|a|an|few)[\s-]+"
-                                r"(to[\s-]+\w+[\s-]+)?(calendar[\s-]|business[\s-]|work(ing)?[\s-])?"
-                                r"(minutes?|hours?|days?|weeks?|months?|years?|pay periods?)\b|\bwithin\b|\bimmediately\b", re.I)),
-    (_ASKS_FREQUENCY, re.compile(r"\b(once|twice|every|daily|weekly|monthly|annually|yearly|\w+ times)\b"
-                                 r"|\b(a|per) (day|week|month|year)\b", re.I)),
-    (_ASKS_MOST, _HOLDS_MOST),
-    (_ASKS_AMOUNT, _HOLDS_AMOUNT),
+from .kinds import ASKS_PERSON, HOLDS_AMOUNT, holds_answer, names_someone, wanted_answer
+from .passages import (
+    ABOUT_THE_PAGE,
+    ASKS_PLACE,
+    ASKS_PROCEDURE,
+    EXAMPLE,
+    FORM_FIELD,
+    LEANS_BACK,
+    NUMBERED_STEP,
+    PLACEHOLDER,
+    POINTER,
+    TEMPLATE_TAG,
+    Candidate,
+    candidate_at,
+    document_subject,
+    is_heading,
+    is_prose,
+    name_the_subject,
+    section_subject,
+    shown_code,
+    shown_lead_in,
+    with_list,
 )
-
-
-@dataclass
-class _Candidate:
-    score: float
-    lexical: float  # the score before the semantic re-scoring
-    rank: int  # of its chunk in the context
-    position: int  # within its chunk
-    text: str
-    chunk_id: str
-    terms: set[str]
-    heading: frozenset[str]  # the terms of its chunk's title and section: what the sentence is about
-    answers_parts: tuple[int, ...] = ()  # sub-questions whose own search found its chunk first
-    typed: bool = False  # holds the kind of answer asked for (a date for "when")
-    last: int = -1  # the position of the last sentence it holds (a lead-in holds its list)
-    tabular: bool = False  # a table's row or cell: its neighbours are siblings, not its context
-    lead_in: str = ""  # a list item's: the sentence that leads in to its list ("…in advance for:")
-    lead_at: int = -1  # and that sentence's position among the chunk's (-1: too short to be one)
-    titled: bool = False  # of the kind asked for only through its heading, which the answer then shows
-
-    def __post_init__(self):
-        self.last = max(self.last, self.position)
-
-    def overlaps(self, other: "_Candidate") -> bool:
-        """The two share a sentence of the same chunk (a lead-in with its list holds its items)."""
-        return other.rank == self.rank and self.position <= other.last and other.position <= self.last
 
 
 class ExtractiveGenerator:
@@ -161,7 +85,7 @@ class ExtractiveGenerator:
         # unanswered side of the question may join.
         asker = split_follow_up(question)[0]
         picked = self._pick(sorted(pool, key=lambda c: -c.score), candidates, weights, others=not parts,
-                            asked=set(terms(asker)), procedure=bool(_ASKS_PROCEDURE.search(asker)))
+                            asked=set(terms(asker)), procedure=bool(ASKS_PROCEDURE.search(asker)))
         # The part the picked sentences answer least goes first: with room for one more sentence,
         # the turnstiles of "…fingerprinted for my badge, and where do I get it working on the
         # turnstiles?" need it more than a second sentence on fingerprints.
@@ -178,7 +102,7 @@ class ExtractiveGenerator:
             # The parts answered from several sections of one document say which is which by
             # section ("Employee Profit Sharing: …max out your shares at 6 years"); a heading that
             # asks a question ("Does Relay support SSO?") names no subject.
-            sections = {c["chunk_id"]: _section_subject(c) or subjects[c["chunk_id"]] for c in context}
+            sections = {c["chunk_id"]: section_subject(c) or subjects[c["chunk_id"]] for c in context}
             if len({sections[c.chunk_id] for c in picked}) > 1:
                 subjects = sections
         titled = {c.chunk_id for c in picked if c.titled}  # the heading holds the answer: it says it
@@ -222,7 +146,7 @@ class ExtractiveGenerator:
             out.append({"text": text, "chunk_ids": [candidate.chunk_id]})
         return {"answer": join_sentences([s["text"] for s in out]), "sentences": out}
 
-    def _late_interaction(self, question: str, pool: list[_Candidate], context: list[dict]) -> list[float]:
+    def _late_interaction(self, question: str, pool: list[Candidate], context: list[dict]) -> list[float]:
         """Each sentence's mean, over the question's tokens, of the best cosine to one of its own
         tokens (as `evidence.late_interaction` scores a chunk). A follow-up's borrowed subject
         counts half, as in the word score. A sentence whose tokens cannot be found (a table row
@@ -277,8 +201,8 @@ class ExtractiveGenerator:
                 weights[term] *= self.tuning.carried_weight
         return weights
 
-    def _best_for(self, number: int, parts: list[str], candidates: list[_Candidate],
-                  picked: list[_Candidate]) -> _Candidate | None:
+    def _best_for(self, number: int, parts: list[str], candidates: list[Candidate],
+                  picked: list[Candidate]) -> Candidate | None:
         """The sentence that best answers one part of the question (in the light of the whole
         question, and preferably from the chunk that part's own search found first), unless the
         sentences already picked cover that part."""
@@ -296,10 +220,10 @@ class ExtractiveGenerator:
         covered = set().union(*(c.terms | c.heading for c in picked))
         asker = split_follow_up(part)[0]
         wanted = wanted_answer(asker)
-        people = self.entities() if self.entities is not None and _ASKS_PERSON.search(asker) else None
+        people = self.entities() if self.entities is not None and ASKS_PERSON.search(asker) else None
         tuning = self.tuning
 
-        def fit(c: _Candidate) -> float:
+        def fit(c: Candidate) -> float:
             typed = tuning.answer_type_bonus if holds_answer(c.text, wanted, people) else 0.0
             found = tuning.part_evidence_bonus if number in c.answers_parts else 0.0
             return weighted_coverage(weights, c.terms | c.heading) + c.lexical * tuning.part_lexical_weight + typed + found
@@ -313,14 +237,14 @@ class ExtractiveGenerator:
         adds = weighted_coverage(weights, (best.terms | best.heading) - covered)
         return best if adds > 0 or near >= self.tuning.part_closeness else None
 
-    def _candidates(self, question: str, context: list[dict], weights: dict[str, float]) -> list[_Candidate]:
+    def _candidates(self, question: str, context: list[dict], weights: dict[str, float]) -> list[Candidate]:
         asker = split_follow_up(question)[0]
         # A follow-up that asks for nothing itself asks for what it carries: "what about for a V8
         # upgrade? (who cc upgrading)" wants a person, a team or an address.
         kind = asker if wanted_answer(asker) else question
         wanted, asked = wanted_answer(kind), set(terms(asker))
         gazetteer = self.entities() if self.entities is not None else None
-        people = gazetteer if _ASKS_PERSON.search(kind) else None
+        people = gazetteer if ASKS_PERSON.search(kind) else None
         role, t = role_asked(asker), self.tuning
         out = []
         # A chunk lower in relevance order pays for it; its late-interaction score already counts
@@ -332,7 +256,7 @@ class ExtractiveGenerator:
             parts, tables = sentences(chunk["body"]), table_sentences(chunk["body"])
             led = lead_ins(chunk["body"])
             for position, sentence in enumerate(parts):
-                if not is_code(sentence) and (_PLACEHOLDER.search(sentence) or _FORM_FIELD.match(sentence)):
+                if not is_code(sentence) and (PLACEHOLDER.search(sentence) or FORM_FIELD.match(sentence)):
                     continue  # a command's "<pkg>" is a parameter, no form's blank
                 lead = led.get(sentence, "") if sentence not in tables else ""  # a row names its columns
                 last, tabular = position, sentence in tables
@@ -343,12 +267,12 @@ class ExtractiveGenerator:
                     if not shown_code(sentence, t.max_answer_chars):
                         continue
                 else:
-                    sentence = _TEMPLATE_TAG.sub(" ", sentence).strip()
+                    sentence = TEMPLATE_TAG.sub(" ", sentence).strip()
                     if sentence.endswith(":") and position + 1 < len(parts) and shown_code(parts[position + 1], t.max_answer_chars):
                         # "Adding it to your ~/.zshrc will make the completions available everywhere:"
                         # holds the commands it leads in to, as a lead-in holds its list.
                         sentence, last = f"{sentence}\n{parts[position + 1]}", position + 1
-                    elif len(words(sentence)) < 3 or _is_heading(sentence, heading):
+                    elif len(words(sentence)) < 3 or is_heading(sentence, heading):
                         continue
                 if gazetteer is not None:
                     sentence = name_the_subject(sentence, chunk, gazetteer)
@@ -362,24 +286,24 @@ class ExtractiveGenerator:
                 # "Announcement (one week in advance of the planned release)" answers "how far in
                 # advance…?" for every sentence below it. Not for a "how many": a heading's number
                 # is as often a step's ("Step 1 - Submit a time request").
-                titled = (not typed and people is None and _HOLDS_AMOUNT not in wanted
+                titled = (not typed and people is None and HOLDS_AMOUNT not in wanted
                           and holds_answer(own_heading(chunk.get("section") or ""), wanted))
                 typed = typed or titled
                 if typed:
                     score += t.answer_type_bonus
-                if (_POINTER.match(sentence) and len(words(link_labels(sentence))) <= 20 and not _ASKS_PLACE.search(asker)
-                        or _ABOUT_THE_PAGE.match(sentence)):
+                if (POINTER.match(sentence) and len(words(link_labels(sentence))) <= 20 and not ASKS_PLACE.search(asker)
+                        or ABOUT_THE_PAGE.match(sentence)):
                     score -= t.pointer_penalty
-                out.append(_Candidate(score, score, rank, position, sentence, chunk["chunk_id"], own, heading,
+                out.append(Candidate(score, score, rank, position, sentence, chunk["chunk_id"], own, heading,
                                       tuple(chunk.get("answers_parts") or ()), typed, last, tabular,
                                       lead, parts.index(lead) if lead in parts else -1, titled))
         return out
 
-    def _pick(self, pool: list[_Candidate], candidates: list[_Candidate], weights: dict[str, float],
-              others: bool, asked: set[str], procedure: bool = False) -> list[_Candidate]:
+    def _pick(self, pool: list[Candidate], candidates: list[Candidate], weights: dict[str, float],
+              others: bool, asked: set[str], procedure: bool = False) -> list[Candidate]:
         t = self.tuning
         # An example ("For example: you went on FMLA for 4 weeks…") illustrates a rule; it is not one.
-        best = next((c for c in pool if not _EXAMPLE.match(c.text)), pool[0])
+        best = next((c for c in pool if not EXAMPLE.match(c.text)), pool[0])
         if is_code(best.text):  # a command comes with the sentence that leads in to it, if one does
             best = next((c for c in candidates if c.rank == best.rank and c.last == best.position
                          and c.position == best.position - 1), best)
@@ -395,17 +319,17 @@ class ExtractiveGenerator:
             items = list(takewhile(lambda c: LIST_ITEM.match(c.text), after))
             follower = max(items, key=lambda c: c.score) if items else follower
         elif follower is not None and (follower.score < t.follower_share * best.score or LIST_ITEM.match(best.text)
-                                       or _EXAMPLE.match(follower.text)):
+                                       or EXAMPLE.match(follower.text)):
             # However long the best sentence, the next one may say how ("…can apply for and become
             # a triager. Open a PR on the README.md with…"). A list's next item is an alternative to
             # the best, not its continuation, and an example only illustrates it.
             follower = None
-        if procedure and _STEP.match(best.text) and not best.tabular:
+        if procedure and NUMBERED_STEP.match(best.text) and not best.tabular:
             # A numbered step is done after the steps before it: "Under Security Clearance, click
             # the plus icon" answers "how can I check my clearance?" only after step 1 ("On your HR
             # Links homepage… click View/Update Personal Info"). The nearest earlier steps come first.
-            earlier = list(takewhile(lambda c: c is not None and _STEP.match(c.text) and c.lead_in == best.lead_in,
-                                     (_at(candidates, best.rank, p) for p in range(best.position - 1, -1, -1))))
+            earlier = list(takewhile(lambda c: c is not None and NUMBERED_STEP.match(c.text) and c.lead_in == best.lead_in,
+                                     (candidate_at(candidates, best.rank, p) for p in range(best.position - 1, -1, -1))))
             for step in earlier[: t.max_sentences - 1]:
                 picked.append(step)
                 covered |= step.terms
@@ -420,9 +344,9 @@ class ExtractiveGenerator:
         # Not a restatement of the best, not one of a list's or table's alternatives ("Five to ten
         # days in advance for: online courses…" is not "Three to five weeks…: conferences…"), and
         # not in a multi-part answer, whose room belongs to the parts.
-        rival = next((c for c in pool if c is not best and not _EXAMPLE.match(c.text)), None)
+        rival = next((c for c in pool if c is not best and not EXAMPLE.match(c.text)), None)
         if (others and rival is not None and rival.rank == best.rank and rival.score >= t.tie * best.score
-                and _prose(best) and _prose(rival)
+                and is_prose(best) and is_prose(rival)
                 and rival.typed >= best.typed and not any(c.overlaps(rival) for c in picked)
                 and len(rival.terms & best.terms) < t.same_topic * len(rival.terms | best.terms)):
             picked.append(rival)
@@ -446,7 +370,7 @@ class ExtractiveGenerator:
         before = next((c for c in candidates if c.rank == best.rank and c.position == best.position - 1
                        and not c.overlaps(best)), None)  # a lead-in that holds its list holds the best already
         if (before is not None and before not in picked and not best.tabular
-                and (_LEANS_BACK.match(best.text) and not before.text.rstrip().endswith(":") or is_code(best.text))):
+                and (LEANS_BACK.match(best.text) and not before.text.rstrip().endswith(":") or is_code(best.text))):
             # "However, term appointments need to be renewed" says nothing without the sentence
             # it answers, nor a command without the one that says what it does: that one comes
             # right after the best, ahead of every other.
@@ -461,121 +385,11 @@ class ExtractiveGenerator:
         # With room left, a passage that answers sentence after sentence is shown on ("…may receive
         # GSA provided computers. If the contractor needs the GSA network, they must use one. If
         # they can complete their work using VDI, they … may use their company computer.").
-        third = _at(candidates, best.rank, follower.last + 1) if follower in picked else None
-        if (third is not None and len(picked) < t.max_sentences and _prose(follower)
-                and _prose(third) and not _EXAMPLE.match(third.text) and third.score >= t.continues * best.score
+        third = candidate_at(candidates, best.rank, follower.last + 1) if follower in picked else None
+        if (third is not None and len(picked) < t.max_sentences and is_prose(follower)
+                and is_prose(third) and not EXAMPLE.match(third.text) and third.score >= t.continues * best.score
                 and not any(c.overlaps(third) for c in picked)):
             picked.append(third)
         return picked
 
 
-def shown_code(sentence: str, max_chars: int) -> bool:
-    """A code block short enough to answer with: a command or a snippet, not a listing longer
-    than an answer may be."""
-    return is_code(sentence) and len(code_of(sentence)) <= max_chars
-
-
-def _at(candidates: list[_Candidate], rank: int, position: int) -> _Candidate | None:
-    """The candidate sentence at a position of a chunk, if it is one."""
-    return next((c for c in candidates if c.rank == rank and c.position == position), None)
-
-
-def _prose(candidate: _Candidate) -> bool:
-    """A sentence of running text: no list item, lead-in with its list, or table row."""
-    return not (candidate.tabular or candidate.lead_in or candidate.last != candidate.position
-                or LIST_ITEM.match(candidate.text) or candidate.text.rstrip().endswith(":") or is_code(candidate.text))
-
-
-def with_list(lead_in: str, items: tuple[str, ...], parts: tuple[str, ...], position: int,
-              asked: set[str], list_chars: int) -> tuple[str, int]:
-    """A lead-in ending in ":" with the list that follows it, as one sentence, and the position
-    of the list's last item among the chunk's sentences. When the question names what only one
-    item holds ("…if I park a motorcycle?"), that item alone completes the lead-in. A long list
-    is left to be answered item by item, and a form's list ("- [Name]", "- Title: CEO") is no
-    answer at all."""
-    listed = [clean_sentence(item).rstrip(".") for item in items]
-    if (not items or sum(map(len, listed)) > list_chars
-            or any(_PLACEHOLDER.search(item) or _FORM_FIELD.match(item) for item in items)):
-        return lead_in, position
-    naming = [item for item in listed if (term_set(item) - term_set(lead_in)) & asked]
-    shown = sum(1 for _ in takewhile(lambda part: LIST_ITEM.match(part), parts[position + 1:]))
-    chosen = naming if len(naming) == 1 else listed
-    joiner = ". " if any(";" in item for item in chosen) else "; "  # a table's rows hold "; " already
-    return f"{leading(lead_in)} {joiner.join(chosen)}.", position + min(shown, len(items))  # a nested list ends sooner
-
-
-def leading(lead_in: str) -> str:
-    """A lead-in as it reads before its items: an item that introduces the ones below it
-    without a ":" ("- Ten days to two weeks") gets one."""
-    return lead_in if lead_in.rstrip(" *_`")[-1:] in ":.!?" else f"{lead_in.rstrip()}:"
-
-
-def shown_lead_in(item: _Candidate, picked: list[_Candidate]) -> str:
-    """What a picked list item needs before it to mean what it says: its lead-in, unless that is
-    picked too. "Conference events that cost more than $2,500" answers "how early?" only after
-    "Three to five weeks in advance for:"."""
-    if not item.lead_in or any(c.rank == item.rank and c.position <= item.lead_at <= c.last for c in picked):
-        return ""
-    return clean_sentence(_TEMPLATE_TAG.sub(" ", leading(item.lead_in)))
-
-
-def _is_heading(sentence: str, heading: frozenset[str]) -> bool:
-    """A heading is no answer: a line that only repeats its section's heading, or a short line
-    in Title Case with no sentence end that is no list item ("Pay And Benefits During Leave")."""
-    text = re.sub(r"[*_#`]", "", sentence).strip()
-    title_case = (not LIST_ITEM.match(sentence) and len(text.split()) <= 8 and text[-1:] not in ".!?:" and not re.search(r"\d", text)
-                  and all(w[:1].isupper() for w in text.split() if w.lower() not in STOPWORDS))
-    return title_case or term_set(text) <= heading
-
-
-def holds_answer(sentence: str, wanted: list[re.Pattern], people: Gazetteer | None = None) -> bool:
-    """The sentence holds the kind of answer asked for; `people`, for a "who" question, adds
-    the persons the corpus names. A link's address is no answer: the digits of
-    "[the form](https://drive.example/file/d/13H21…)" are not a number of anything."""
-    sentence = link_labels(sentence)
-    return any(holds.search(sentence) for holds in wanted) or bool(
-        people is not None and people.mentions(sentence, where=lambda e: e.person))
-
-
-def names_someone(sentence: str, gazetteer: Gazetteer, asked: set[str]) -> bool:
-    """The sentence names a person, or a name of two words or more that the question does not
-    hold ("Dana Okafor", not "All Hands" of "who runs the All Hands?")."""
-    return any(m.entity.person or (m.entity.kind == "name" and len(m.entity.key) >= 2
-                                   and not term_set(m.entity.name) & asked)
-               for m in gazetteer.mentions(link_labels(sentence)))
-
-
-def wanted_answer(question: str) -> list[re.Pattern]:
-    """The pattern of the kind of answer a question asks for (a name, a date, a number), if any."""
-    return [holds for asks, holds in _ANSWER_TYPES if asks.search(question)][:1]
-
-
-def _section_subject(chunk: dict) -> str:
-    section = own_heading(chunk.get("section") or "")
-    return "" if section.endswith("?") else section
-
-
-def document_subject(title: str) -> str:
-    """What a document is about: "Skyline Analytics — Pricing" is about Skyline Analytics."""
-    return re.split(r"\s+[—–|]\s+|:\s+", title)[0].strip()
-
-
-def name_the_subject(sentence: str, chunk: dict, gazetteer: Gazetteer) -> str:
-    """ "She was recognized for…" names nobody: the person its section is about stands in for
-    the pronoun. That person is the last one the chunk names before the sentence, else the one
-    its heading or title names; the chunk's own text holds the name, so grounding still holds."""
-    opening = _OPENING_PRONOUN.match(sentence)
-    if not opening:
-        return sentence
-    body = chunk["body"]
-    before = body[: body.find(sentence[:40])] if sentence[:40] in body else ""
-    person = None
-    for text in (before, chunk.get("section", ""), chunk["title"]):
-        people = [m.entity for m in gazetteer.mentions(text, where=lambda e: e.person)]
-        if people:
-            person = people[-1]
-            break
-    if person is None:
-        return sentence
-    name = f"{person.name}'s" if opening["pronoun"] in ("Her", "His") else person.name
-    return name + opening["rest"]

@@ -3,7 +3,8 @@ bound, a list) and the sentence that holds it (rag_graph/answer/extractive.py)."
 import pytest
 
 from rag_graph.retrieval.entities import Entity, Gazetteer
-from rag_graph.answer.extractive import ExtractiveGenerator, holds_answer, wanted_answer
+from rag_graph.answer.extractive import ExtractiveGenerator
+from rag_graph.answer.kinds import holds_answer, wanted_answer
 from rag_graph.flow.gap import describe_gap
 from flow_fakes import FakeRetriever, chunk, compose, run  # noqa: F401 (fixtures too)
 
@@ -82,7 +83,7 @@ def test_the_last_day_of_the_month_is_a_date_and_a_when_that_joins_two_clauses_a
     enrollment ("in November… beginning December 1"), a date, while "your coverage will end on
     the last day of the month" was not one. 18F threads: "what happens when a holiday lands on
     my day off?" asks what happens, and its answer was the example with "Monday, December 22nd"."""
-    from rag_graph.answer.extractive import holds_answer, wanted_answer
+    from rag_graph.answer.kinds import holds_answer, wanted_answer
     when = wanted_answer("if I quit, when does my health coverage stop?")
     assert holds_answer("If you resign, your coverage will end on the last day of the month.", when)
     assert holds_answer("Timesheets are due by the end of the pay period.", when)

@@ -113,7 +113,8 @@ def test_a_follow_up_that_asks_for_nothing_itself_asks_for_what_the_question_bef
     """The blind set (Node.js's contributor handbook): "what about for a V8 upgrade?" after "who do I
     cc when I'm upgrading libuv?" was answered with when V8 is upgraded. It asks who, as the
     question before it did: the team handles of the V8 row answer it."""
-    from rag_graph.answer.extractive import ExtractiveGenerator, holds_answer, wanted_answer
+    from rag_graph.answer.extractive import ExtractiveGenerator
+    from rag_graph.answer.kinds import holds_answer, wanted_answer
 
     assert holds_answer("Subsystem: upgrading V8; Maintainers: @nodejs/V8, @nodejs/post-mortem", wanted_answer("who?"))
     rows = chunk("collaborator-guide::who-to-cc::0", "| Subsystem | Maintainers |\n| --- | --- |\n"
