@@ -11,7 +11,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from dotenv import find_dotenv, load_dotenv
 from pydantic import AfterValidator, AnyHttpUrl, BeforeValidator, Field, TypeAdapter, ValidationError
@@ -175,6 +175,14 @@ class Settings(BaseSettings):
     def documents(self) -> Path:
         """The folder the index is built from: CITEBOT_CORPUS, or the sources' mirror."""
         return self.sync_dir / "mirror" if self.sources_path else self.corpus
+    # The one HTTP server of `citebot serve` (bot/web.py). No CITEBOT_BIND: 127.0.0.1 while Teams
+    # takes anonymous requests (development), every interface otherwise.
+    bind: str | None = env("CITEBOT_BIND", None)
+    # 1 MiB: Slack's and Teams' largest payloads are tens of KB; a bigger body is refused unread.
+    max_body_bytes: int = env("CITEBOT_MAX_BODY_BYTES", 1 << 20, ge=1024)
+    read_timeout: float = env("CITEBOT_READ_TIMEOUT", 10.0, gt=0)  # for a request's headers, then its body
+    max_connections: int = env("CITEBOT_MAX_CONNECTIONS", 1000, ge=1)
+    log_format: Literal["text", "json"] = env("CITEBOT_LOG_FORMAT", "text")
 
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, **_sources):
@@ -224,7 +232,7 @@ _PHRASES = {"int_parsing": "must be an integer", "int_from_float": "must be an i
             "bool_parsing": "must be true or false", "greater_than_equal": "must be at least {ge}",
             "less_than_equal": "must be at most {le}", "url_parsing": "must be an http(s) URL",
             "url_scheme": "must be an http(s) URL", "greater_than": "must be more than {gt}",
-            "float_parsing": "must be a number"}
+            "float_parsing": "must be a number", "literal_error": "must be {expected}"}
 
 
 def describe(error: ValidationError) -> str:

@@ -72,6 +72,11 @@ GOOD = {
     "CITEBOT_GRAPH_AUTHORITY": ("http://127.0.0.1:9", "graph_authority", "http://127.0.0.1:9"),
     "GOOGLE_APPLICATION_CREDENTIALS": ("sa.json", "google_credentials", Path("sa.json")),
     "CITEBOT_DRIVE_URL": ("http://127.0.0.1:9/drive/v3", "drive_url", "http://127.0.0.1:9/drive/v3"),
+    "CITEBOT_BIND": ("127.0.0.1", "bind", "127.0.0.1"),
+    "CITEBOT_MAX_BODY_BYTES": ("65536", "max_body_bytes", 65536),
+    "CITEBOT_READ_TIMEOUT": ("2.5", "read_timeout", 2.5),
+    "CITEBOT_MAX_CONNECTIONS": ("64", "max_connections", 64),
+    "CITEBOT_LOG_FORMAT": ("json", "log_format", "json"),
 }
 BAD = {
     "CITEBOT_TOP_K": ("x", "must be an integer"),
@@ -90,6 +95,8 @@ BAD = {
     "CITEBOT_POLL_SECONDS": ("soon", "must be a number"),
     "CITEBOT_AUTO_MIN_CONFIDENCE": ("1.5", "must be at most 1.0"),
     "CITEBOT_VERIFIED_DAYS": ("0", "must be at least 1"),
+    "CITEBOT_MAX_BODY_BYTES": ("10", "must be at least 1024"),
+    "CITEBOT_LOG_FORMAT": ("xml", "must be 'text' or 'json'"),
 }
 
 

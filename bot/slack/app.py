@@ -1,13 +1,11 @@
-"""The Bolt app: one Engine shared by every listener; Socket Mode or HTTP at /slack/events."""
+"""The Bolt app: one Engine shared by every listener; Socket Mode, or HTTP at /slack/events of
+the one HTTP server (bot/web.py, bot/slack/events.py)."""
 from __future__ import annotations
 
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from socketserver import ThreadingMixIn
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from slack_bolt import App, BoltResponse
-from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_sdk import WebClient
 from slack_sdk.http_retry import RateLimitErrorRetryHandler, default_retry_handlers
 from slack_sdk.http_retry.builtin_handlers import ServerErrorRetryHandler
@@ -23,6 +21,7 @@ from bot.shared import SharedState
 from bot.slack.conversation import SLACK_CONNECT, Conversations
 from bot.slack.experts import SlackExperts
 from bot.slack.listeners import assistant, commands, escalation, feedback, messages, reasons
+from bot.slack.events import events_handler
 from bot.slack.render import escape
 from bot.slack.usergroups import UsergroupMembers
 
@@ -93,23 +92,6 @@ def build_app(settings: Settings, engine, client: WebClient | None = None,
     return app
 
 
-class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
-    daemon_threads = True  # a slow client must not hold up the next Slack request
-    request_queue_size = 128  # the default listen backlog of 5 resets connections in a burst of events
-
-
-class _LoggingHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args) -> None:
-        log.debug("%s " + format, self.address_string(), *args)
-
-
-def make_http_server(app: App, host: str = "0.0.0.0", port: int = 3000) -> WSGIServer:
-    """Bolt's own WSGI adapter (signature checks included) on a threading stdlib server;
-    `server.serve_forever()` / `server.shutdown()`."""
-    return make_server(host, port, SlackRequestHandler(app, path=EVENTS_PATH),
-                       server_class=_ThreadingWSGIServer, handler_class=_LoggingHandler)
-
-
 def missing(settings: Settings) -> str | None:
     """What Slack mode lacks, as a one-line message; None when it can start."""
     if not settings.slack_bot_token:
@@ -121,21 +103,13 @@ def missing(settings: Settings) -> str | None:
     return None
 
 
-def run(settings: Settings, engine, shared: SharedState) -> int:
-    """Serve Slack until the process ends: Socket Mode with SLACK_APP_TOKEN, else HTTP on PORT."""
+def start(settings: Settings, engine, shared: SharedState, endpoints, limits) -> None:
+    """Serve Slack from now on: over Socket Mode with SLACK_APP_TOKEN (its own thread), else at
+    /slack/events of the HTTP server (`endpoints`, bot/web.py)."""
     app = build_app(settings, engine, shared=shared)
     if settings.slack_app_token:
         from slack_bolt.adapter.socket_mode import SocketModeHandler
 
-        print("Citebot is connecting to Slack over Socket Mode", flush=True)
-        SocketModeHandler(app, settings.slack_app_token).start()
-        return 0
-    server = make_http_server(app, port=settings.port)
-    # One write, newline included: Teams' thread says it listens at the same moment, and print()'s
-    # separate newline write would let the two lines run into one.
-    print(f"Citebot is listening on http://0.0.0.0:{settings.port}{EVENTS_PATH}\n", end="", flush=True)
-    try:
-        server.serve_forever()
-    finally:
-        server.server_close()
-    return 0
+        SocketModeHandler(app, settings.slack_app_token).connect()
+        return
+    endpoints.slack = events_handler(app, settings.slack_signing_secret or "", limits)

@@ -10,7 +10,8 @@ from typing import Mapping
 from aiohttp import web
 from microsoft_agents.activity import ActivityTypes, load_configuration_from_env
 from microsoft_agents.authentication.msal import MsalConnectionManager
-from microsoft_agents.hosting.aiohttp import CloudAdapter, jwt_authorization_middleware, start_agent_process
+from microsoft_agents.hosting.aiohttp import (CloudAdapter, jwt_authorization_decorator, jwt_authorization_middleware,
+                                              start_agent_process)
 from microsoft_agents.hosting.core import AgentApplication, MemoryStorage, TurnState
 
 from rag_graph.config import Settings
@@ -42,10 +43,15 @@ def sdk_config(env: Mapping[str, str]) -> dict:
     return config
 
 
+def anonymous(config: dict) -> bool:
+    """Unsigned requests are accepted (development without Azure)."""
+    connection = config["CONNECTIONS"]["SERVICE_CONNECTION"]["SETTINGS"]
+    return not connection.get("CLIENTID") and str(connection.get("ANONYMOUS_ALLOWED", "")).lower() in ("1", "true", "yes")
+
+
 def config_problem(config: dict) -> str | None:
     connection = config["CONNECTIONS"]["SERVICE_CONNECTION"]["SETTINGS"]
-    anonymous = str(connection.get("ANONYMOUS_ALLOWED", "")).lower() in ("1", "true", "yes")
-    if not connection.get("CLIENTID") and not anonymous:
+    if not connection.get("CLIENTID") and not anonymous(config):
         return (f"{PREFIX}CLIENTID is not set (the Azure Bot's app id); for local development without "
                 f"Azure set {PREFIX}ANONYMOUS_ALLOWED=true instead")
     auth_type = str(connection.get("AUTHTYPE") or "ClientSecret").lower()
@@ -58,8 +64,9 @@ def config_problem(config: dict) -> str | None:
     return None
 
 
-def build_web_app(settings: Settings, engine, config: dict, shared: SharedState | None = None) -> web.Application:
-    """`shared`: the process's shared state (one for every platform); by default, from the settings."""
+def messages_handler(settings: Settings, engine, config: dict, shared: SharedState | None = None):
+    """The handler of POST /api/messages (behind the SDK's JWT check, which the caller applies).
+    `shared`: the process's shared state (one for every platform); by default, from the settings."""
     shared = shared or SharedState(settings.redis_url)
     connections = MsalConnectionManager(**config)
     adapter = CloudAdapter(connection_manager=connections)
@@ -88,17 +95,25 @@ def build_web_app(settings: Settings, engine, config: dict, shared: SharedState 
             return web.Response(status=403, text="activity refused")
         return await start_agent_process(request, agent, adapter)
 
+    return messages
+
+
+def authenticated(handler):
+    """`handler` behind the SDK's JWT check, which reads only the Authorization header (the
+    configuration comes from `app["agent_configuration"]`, see `auth_configuration`)."""
+    return jwt_authorization_decorator(handler)
+
+
+def auth_configuration(config: dict):
+    """What the SDK's JWT check reads from `app["agent_configuration"]`."""
+    return MsalConnectionManager(**config).get_default_connection_configuration()
+
+
+def build_web_app(settings: Settings, engine, config: dict, shared: SharedState | None = None) -> web.Application:
+    """The Teams route alone on an aiohttp app (tests); `citebot serve` mounts the same handler on
+    the one HTTP server (bot/web.py)."""
     # The middleware rejects a missing or malformed bearer token before any signing-key fetch.
     app = web.Application(middlewares=[jwt_authorization_middleware])
-    app.router.add_post(MESSAGES_PATH, messages)
-    app["agent_configuration"] = connections.get_default_connection_configuration()
+    app.router.add_post(MESSAGES_PATH, messages_handler(settings, engine, config, shared))
+    app["agent_configuration"] = auth_configuration(config)
     return app
-
-
-def run(settings: Settings, engine, config: dict, shared: SharedState) -> int:
-    def listening(_: str) -> None:  # aiohttp calls it once the port is bound
-        print(f"Citebot is listening for Teams on http://0.0.0.0:{settings.teams_port}{MESSAGES_PATH}\n",
-              end="", flush=True)  # one write: see slack.app.run
-
-    web.run_app(build_web_app(settings, engine, config, shared), port=settings.teams_port, print=listening)
-    return 0

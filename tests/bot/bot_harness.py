@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import threading
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -16,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.slack.app import EVENTS_PATH, build_app, make_http_server
+from bot.slack.app import EVENTS_PATH, build_app
+from bot.slack.events import events_handler
 from bot.slack.render import PLACEHOLDER
+from web_harness import ServedHttp
 from fake_slack import FakeSlack, action_body, command_body, event_body, signed_headers
 from rag_graph.config import Settings
 from rag_graph.engine import Engine
@@ -129,15 +130,14 @@ def start_bot(fake, tmp_path):
         settings = Settings(**{
             "slack_bot_token": "xoxb-test", "slack_signing_secret": SECRET, "slack_api_url": fake.url,
             "admin_user_ids": (ADMIN,), "feedback_path": tmp_path / "feedback.jsonl", **overrides})
-        server = make_http_server(build_app(settings, engine), host="127.0.0.1", port=0)
-        threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+        server = ServedHttp()
+        server.endpoints.slack = events_handler(build_app(settings, engine), settings.slack_signing_secret, server.limits)
         servers.append(server)
-        return Bot(fake, f"http://127.0.0.1:{server.server_port}{EVENTS_PATH}", settings)
+        return Bot(fake, server.url(EVENTS_PATH), settings)
 
     yield start
     for server in servers:
-        server.shutdown()
-        server.server_close()
+        server.close()
 
 
 @pytest.fixture
