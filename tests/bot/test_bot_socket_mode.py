@@ -63,7 +63,7 @@ def test_socket_mode_connects_with_the_app_token_acks_and_answers(slack, engine,
            "SLACK_API_URL": fake.url, "CITEBOT_CORPUS": str(corpus_copy), "CITEBOT_DB": str(tmp_path / "db"),
            "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}  # this checkout's code, whatever is installed
     process = subprocess.Popen([sys.executable, "-m", "bot.cli", "serve"], env=env, cwd=tmp_path,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               stdout=(tmp_path / "serve.log").open("w"), stderr=subprocess.STDOUT)
     try:
         [opened] = fake.wait_for("apps.connections.open", timeout=180)
         assert opened.headers["authorization"] == f"Bearer {APP_TOKEN}"  # the app token, not the bot token
