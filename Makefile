@@ -69,9 +69,10 @@ CONTAINER ?= $(shell docker info >/dev/null 2>&1 && echo docker || echo podman)
 BASE_IMAGE ?= python:3.11-slim-bookworm
 IMAGE ?= citebot:test
 IMAGE_BUILD_ARGS ?=
+CONTAINER_RUN_ARGS ?=
 test-image: $(STAMP)
 	$(CONTAINER) build --build-arg BASE_IMAGE=$(BASE_IMAGE) $(IMAGE_BUILD_ARGS) -t $(IMAGE) .
-	CITEBOT_IMAGE=$(IMAGE) CONTAINER="$(CONTAINER)" $(BIN)/python -m pytest -q -m image tests/test_image.py
+	CITEBOT_IMAGE=$(IMAGE) CONTAINER="$(CONTAINER)" CONTAINER_RUN_ARGS="$(CONTAINER_RUN_ARGS)" $(BIN)/python -m pytest -q -m image tests/bot/test_image.py
 
 # The compose file checked against the Compose specification's schema, offline (CI runs it).
 compose-check: $(STAMP)
