@@ -113,7 +113,8 @@ def _print_refresh(stats: dict, as_json: bool) -> None:
                          ensure_ascii=False))
         return
     print(f"{stats['documents']} documents, {stats['chunks']} chunks, {stats['embedded']} embedded, "
-          f"{stats['deleted']} deleted in {stats['seconds']:.2f} s (index version {stats['version']})")
+          f"{stats['deleted']} deleted in {stats['seconds']:.2f} s (serving index version {stats['version']}; "
+          "versions count LanceDB's writes, not builds: a first build is already past 1)")
     print("files: " + ", ".join(f"{suffix} {counts['read']} read" + (f", {counts['skipped']} skipped" if counts["skipped"] else "")
                                 for suffix, counts in sorted(stats["formats"].items())))
 

@@ -17,6 +17,8 @@ def test_index_logs_json_lines_when_asked(corpus_copy, tmp_path):
     done = subprocess.run([sys.executable, "-m", "bot.cli", "index"], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
+    # A first build's version number is not 1, and the line says why.
+    assert "(serving index version " in done.stdout and "versions count LanceDB's writes" in done.stdout
     records = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
     skipped = [r for r in records if "malformed-front-matter.md" in r["message"]]
     assert skipped and skipped[0]["level"] == "WARNING" and skipped[0]["logger"].startswith("rag_graph")
