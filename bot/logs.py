@@ -26,10 +26,6 @@ class JsonFormatter(logging.Formatter):
 
 
 def configure(verbose: bool = False, log_format: str = "text") -> None:
-    # LanceDB's Rust core logs to stderr on its own ("No existing dataset at …" when a table is
-    # first created): only its errors are worth a line. Two copies of it, two variables.
-    os.environ.setdefault("LANCE_LOG", "error")
-    os.environ.setdefault("LANCEDB_LOG", "error")
     handler = logging.StreamHandler()
     handler.setFormatter(JsonFormatter() if log_format == "json" else logging.Formatter(TEXT_FORMAT))
     logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, handlers=[handler], force=True)
