@@ -176,7 +176,7 @@ def _peak_growth(process: psutil.Process, action) -> tuple[object, float]:
 def test_a_300_mb_body_is_refused_without_the_process_growing(served, signed_like, chunked, expected):
     server, _ = served
     total = 300 * MiB
-    head = [f"POST /slack/events HTTP/1.1", f"Host: 127.0.0.1:{server.port}", "Content-Type: application/json"]
+    head = ["POST /slack/events HTTP/1.1", f"Host: 127.0.0.1:{server.port}", "Content-Type: application/json"]
     head.append("Transfer-Encoding: chunked" if chunked else f"Content-Length: {total}")
     if signed_like:
         head += [f"X-Slack-Request-Timestamp: {int(time.time())}", "X-Slack-Signature: v0=" + "0" * 64]
