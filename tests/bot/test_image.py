@@ -44,10 +44,13 @@ def test_the_image_answers_a_question_over_http():
     image = os.environ.get("CITEBOT_IMAGE") or pytest.fail("CITEBOT_IMAGE is not set: run `make test-image`")
     engine = shlex.split(os.environ.get("CONTAINER", "docker"))
     port, name = _free_port(), f"citebot-test-{uuid.uuid4().hex[:8]}"
+    connector = FakeConnector().__enter__()
     run = [*engine, "run", "-d", "--name", name, "--network", "host",
            *shlex.split(os.environ.get("CONTAINER_RUN_ARGS", "")),
            "-e", "CITEBOT_TEAMS=1", "-e", "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__ANONYMOUS_ALLOWED=true",
-           "-e", f"TEAMS_PORT={port}", image]
+           "-e", f"TEAMS_PORT={port}",
+           "-e", f"CITEBOT_TEAMS_SERVICE_URLS={connector.url}",  # replies go only to Teams' hosts and this fake
+           image]
     subprocess.run(run, check=True, capture_output=True, text=True, timeout=120)
     try:
         deadline, seen = time.monotonic() + 900, set()
@@ -61,11 +64,11 @@ def test_the_image_answers_a_question_over_http():
             assert running == "true", subprocess.run([*engine, "logs", name], capture_output=True, text=True).stdout
             time.sleep(2)
         assert 200 in seen, subprocess.run([*engine, "logs", name], capture_output=True, text=True).stdout
-        with FakeConnector() as connector:
-            TeamsBot(connector, f"http://127.0.0.1:{port}/api/messages", Settings()).say(QUESTION)
-            [reply] = connector.wait_for(timeout=120)
-            assert "3 days a week" in reply.text
+        TeamsBot(connector, f"http://127.0.0.1:{port}/api/messages", Settings()).say(QUESTION)
+        [reply] = connector.wait_for(timeout=120)
+        assert "3 days a week" in reply.text
         user = subprocess.run([*engine, "exec", name, "id", "-u"], capture_output=True, text=True, timeout=60)
         assert user.stdout.strip() not in ("", "0")  # not root
     finally:
         subprocess.run([*engine, "rm", "-f", name], capture_output=True, timeout=120)
+        connector.__exit__(None, None, None)
