@@ -14,7 +14,7 @@ export TOKENIZERS_PARALLELISM ?= false
 STAMP := $(VENV)/.installed
 RUNTIME_STAMP := $(VENV)/.runtime
 
-.PHONY: install install-runtime lock demo test test-load test-image compose-check bench eval-formats serve teams-package clean
+.PHONY: install install-runtime lock demo test test-load test-image compose-check bench eval-formats tune serve teams-package clean
 
 install: $(STAMP)
 
@@ -59,6 +59,12 @@ bench: $(STAMP)
 # The bundled questions on the corpus as markdown and as a generated PDF/Word/HTML/text copy.
 eval-formats: $(STAMP)
 	$(BIN)/python eval/mixed_formats.py
+
+# Label the eval sets' questions through the flow, fit the thread reader (rag_graph/scoring/
+# thread.json) and measure a chunk ranker against the hand weights. Corpora: rag_graph/tools/eval_all.py.
+tune: $(STAMP)
+	$(BIN)/python -m rag_graph.tools.labels
+	$(BIN)/citebot tune
 
 serve: $(RUNTIME_STAMP)
 	$(BIN)/citebot serve

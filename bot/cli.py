@@ -224,6 +224,12 @@ def cmd_bench(args) -> int:
     return main(args)
 
 
+def cmd_tune(args) -> int:
+    from rag_graph.tools.tune import run
+
+    return run(args)
+
+
 def cmd_serve(args) -> int:
     from bot.serve import serve
 
@@ -281,6 +287,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--skip-scale", action="store_true", help="skip the 10k/100k/1M synthetic step")
     bench.add_argument("--repeat", type=int, default=3, help="timed passes over the questions")
     bench.set_defaults(handler=cmd_bench)
+    tune = commands.add_parser("tune", help="fit the thread reader, measure a chunk ranker, on the labeled eval questions")
+    tune.add_argument("--labels", default=".citebot/labels", help="folder built by python -m rag_graph.tools.labels")
+    tune.add_argument("--out", help="folder for thread.json (default: the shipped one, in rag_graph/scoring)")
+    tune.add_argument("--check", action="store_true", help="report the cross-validated figures, write nothing")
+    tune.add_argument("--exclude", nargs="*", default=[], help="corpora left out of the fit (a held-out eval's model)")
+    tune.set_defaults(handler=cmd_tune)
     gaps = command("gaps", cmd_gaps, "what readers asked and could not find, grouped into topics")
     gaps.add_argument("--since", help="only this recent: 30d, 12h, 2w (default: the whole retention period)")
     gaps.add_argument("--json", action="store_true")

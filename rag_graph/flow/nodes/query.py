@@ -23,12 +23,12 @@ from ...language.lexicon import QUESTION_WORDS
 from ...language.words import STOPWORDS, stem, words
 from ...language.amounts import values
 from ...language.lexicon import REFERRING
+from ...scoring import followup
+from ...scoring.followup import FOLLOW_UP_OPENERS, PERSONAL
 
 log = logging.getLogger(__name__)
 
-_FOLLOW_UP_OPENERS = ("and ", "what about", "how about", "what if", "same for", "also ", "or ",
-                      "but ", "then ", "so ")
-_PERSONAL = re.compile(r"\b(she|he|her|him|his|hers)\b", re.I)
+Continues = Callable[[str, list[dict]], bool]
 
 
 def problem_with(raw: str, normalized: str) -> str | None:
@@ -44,27 +44,28 @@ def problem_with(raw: str, normalized: str) -> str | None:
 
 
 def resolve_follow_up(question: str, history: list[dict], gazetteer: Gazetteer | None = None,
-                      section_of: Callable[[str], str] | None = None, tuning: Tuning = DEFAULT) -> str:
+                      section_of: Callable[[str], str] | None = None, tuning: Tuning = DEFAULT,
+                      continues: Continues | None = None) -> str:
     """Offline follow-up resolution: an underspecified question ("what is her salary?", "and the
     Standard tier?") carries the conversation's subject, an entity of the corpus's gazetteer
     that the thread is about, plus, when it asks nothing of its own, what the previous question
     asked. When no entity names the subject and the question points back ("how long does each
     one run?" after "how often does the whole company get together?"), the subject is the
     heading of the section the previous question finds (`section_of`: "Meet-ups"). The carried
-    words follow in brackets, so retrieval sees the subject written out."""
-    if not history:
+    words follow in brackets, so retrieval sees the subject written out. Whether the turn
+    continues the thread at all is for `continues` to say (the learned reading of
+    `thread_reader`); without it, the turn is taken to continue."""
+    if not history or (continues is not None and not continues(question, history)):
         return question
     lowered = question.lower()
-    own = [w for w in words(question) if w not in STOPWORDS and w not in QUESTION_WORDS]
+    own = followup.own_words(question)
     referring = any(w in REFERRING for w in words(question))
-    opener = lowered.startswith(_FOLLOW_UP_OPENERS)
-    if len(own) > 3 and not opener and not referring:
-        return question
+    opener = lowered.startswith(FOLLOW_UP_OPENERS)
     gazetteer = gazetteer or Gazetteer([])
     asked = gazetteer.mentions(question)
     named = {w for m in asked for w in m.entity.key}
-    personal = bool(_PERSONAL.search(question))
-    previous = previous_question(history, gazetteer, section_of, tuning)
+    personal = bool(PERSONAL.search(question))
+    previous = previous_question(history, gazetteer, section_of, tuning, continues)
     subject = thread_subject(history, previous, gazetteer, personal=personal)
     if subject is not None and any(m.entity.kind == subject.kind for m in asked):
         subject = None  # "what about Team?" after Enterprise: a new subject of the same kind replaces the old
@@ -113,14 +114,15 @@ def last_amount(history: list[dict]) -> str:
 
 
 def previous_question(history: list[dict], gazetteer: Gazetteer,
-                      section_of: Callable[[str], str] | None = None, tuning: Tuning = DEFAULT) -> str:
+                      section_of: Callable[[str], str] | None = None, tuning: Tuning = DEFAULT,
+                      continues: Continues | None = None) -> str:
     """The asker's last question as it was searched: a follow-up with what it carried ("how is
     it paid? (wellness allowance)"), so that a third question still knows the thread's subject."""
     for at in range(len(history) - 1, -1, -1):
         if history[at]["role"] == "user":
             # read in the light of the few turns before it, however long the thread
             return resolve_follow_up(history[at]["content"], history[max(0, at - tuning.resolved_turns):at], gazetteer,
-                                     section_of, tuning)
+                                     section_of, tuning, continues)
     return ""
 
 
@@ -200,10 +202,35 @@ def prepare_query(state: State, runtime: Runtime[Deps]) -> dict:
     normalized = correct_spelling(normalized, corpus_vocabulary(runtime))
     update["normalized_query"] = normalized
     mode, threshold = update["retrieval_strategy"], config["score_threshold"]
-    update["retrieval_query"] = resolve_follow_up(normalized, history, corpus_gazetteer(runtime) if history else None,
+    gazetteer = corpus_gazetteer(runtime) if history else None
+    update["retrieval_query"] = resolve_follow_up(normalized, history, gazetteer,
                                                   lambda previous: section_found(runtime, previous, mode, threshold),
-                                                  runtime.context.tuning)
+                                                  runtime.context.tuning,
+                                                  thread_reader(runtime, gazetteer, mode) if history else None)
     return update
+
+
+def thread_reader(runtime: Runtime[Deps], gazetteer: Gazetteer | None, mode: str) -> Continues:
+    """Whether a turn continues its thread, as the learned model (`scoring.followup`) reads it
+    from the turn's words, its closeness to the last question and answer, and how well it is
+    answered alone (one search for the best chunk)."""
+    def search(question: str) -> list[dict]:
+        try:
+            return runtime.context.retriever.search(question, mode=mode, top_k=1)
+        except Exception:  # no index yet: nothing is answered alone
+            log.debug("no search for the turn asked alone", exc_info=True)
+            return []
+
+    try:
+        vocabulary = runtime.context.retriever.vocabulary()
+    except Exception:  # no index yet: no word is known to be rare
+        vocabulary = ({}, 0)
+
+    def continues(question: str, history: list[dict]) -> bool:
+        measured = followup.measure(question, history, gazetteer, runtime.context.embedder, search, vocabulary)
+        return followup.continues(followup.row(measured))
+
+    return continues
 
 
 def section_found(runtime: Runtime[Deps], question: str, mode: str, threshold: float) -> str:

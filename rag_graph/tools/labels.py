@@ -1,0 +1,174 @@
+"""The labeled set `citebot tune` learns from, built from the question sets in eval/ by one
+command: `python -m rag_graph.tools.labels --out .citebot/labels --db DIR`.
+
+Every question is asked through the real flow (`Engine.run`, with its thread history), and
+the candidates its ranking step sees are measured (`scoring.features.signals`) and labeled:
+a candidate's `label` is the share of the question's keywords its text holds, matched as
+`citebot eval` matches them (case-insensitive substrings). Unanswerable questions keep their
+candidates unlabeled (all 0) and `answerable: false`. One JSONL file per set, reused while the
+set file and the flow's code are unchanged (`--force` rebuilds): measuring is the slow part.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+from ..config import Settings
+from ..scoring import followup
+from ..scoring.features import signals
+from ..scoring.relevance import by_relevance
+from .eval_all import CORPORA, ROOT, SETS
+from .evaluation import answer_recall, contains, load_cases
+
+HEAD = 20  # candidates measured per question, best by relevance first (late interaction re-orders the first 10)
+
+
+def file_hash(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def label_case(engine, case, vocabulary) -> dict:
+    """One question's record: its candidates' signals and labels, and how the flow answered.
+    The engine ranks HEAD chunks: those late interaction re-orders (put back in order of
+    relevance, the order it receives them in) and the next ones by relevance."""
+    state = engine.run(case.question, case.history)
+    query = state.get("retrieval_query") or case.question
+    ranked, reordered = state.get("ranked_chunks") or [], engine.deps.tuning.late_candidates
+    head = by_relevance(ranked[:reordered]) + ranked[reordered:HEAD]
+    measured = signals(query, head, vocabulary, engine.embedder) if head else []
+    output = state.get("final_output") or {}
+    labels = [sum(contains(c["text"], k) for k in case.keywords) / len(case.keywords)
+              if case.answerable and case.keywords else 0.0 for c in head]
+    return {
+        "question": case.question, "category": case.category, "split": case.split,
+        "answerable": case.answerable, "keywords": case.keywords, "history_turns": len(case.history),
+        "query": query, "normalized": state.get("normalized_query") or case.question,
+        "status": output.get("status"), "answer": output.get("answer", ""),
+        "answer_recall": answer_recall(output.get("answer", ""), case.keywords)
+        if case.answerable and case.keywords else None,
+        "candidates": [{"chunk_id": c["chunk_id"], "text": c["text"], "label": round(label, 4), **m}
+                       for c, label, m in zip(head, labels, measured)],
+    }
+
+
+NEW_TOPICS = 2  # stand-alone questions asked after another thread, per written follow-up (the negatives)
+
+
+def new_topic_cases(cases: list) -> list:
+    """Stand-alone answerable questions of the set, each asked after another follow-up's thread
+    (pairs chosen by position, the same on every build): a new subject in a thread, which must
+    be answered as if asked alone."""
+    threads = [case for case in cases if case.history]
+    alone = [case for case in cases if not case.history and case.answerable]
+    if not threads or not alone:
+        return []
+    step = max(1, len(alone) // (NEW_TOPICS * len(threads)))
+    chosen = alone[::step][:NEW_TOPICS * len(threads)]
+    return [dataclasses.replace(case, history=threads[n % len(threads)].history, category="new_topic")
+            for n, case in enumerate(chosen)]
+
+
+def thread_turns(engine, cases: list) -> list[dict]:
+    """The turns of a set's threads, each with the signals of `scoring.followup.row` and a
+    label: 1 for a follow-up as the set wrote it (it continues its thread), 0 for one of the
+    set's stand-alone questions asked after another follow-up's thread (a new subject; the
+    pairs are chosen by position, the same on every build)."""
+    gazetteer, reader, vocabulary = engine.index.entities(), engine.index.scoped(None), engine.index.vocabulary()
+
+    def search(question: str) -> list[dict]:
+        return reader.search(question, mode="hybrid", top_k=1)
+
+    pairs = [(case.question, case.history, 1) for case in cases if case.history]
+    pairs += [(case.question, case.history, 0) for case in new_topic_cases(cases)]
+    return [{"question": question, "history": history, "label": label,
+             "signals": followup.measure(question, history, gazetteer, engine.embedder, search, vocabulary)}
+            for question, history, label in pairs]
+
+
+def build_set(name: str, db: Path, out: Path, force: bool) -> Path | None:
+    corpus = CORPORA[SETS[name]]
+    tests = ROOT / "eval" / f"{name}.jsonl"
+    target, turns = out / f"{name}.jsonl", out / f"{name}.turns.jsonl"
+    stamp = json.dumps({"stamp": f"{file_hash(tests)}:{HEAD}"})
+    if not corpus.is_dir():
+        print(f"skipped {name}: no corpus at {corpus}")
+        return None
+    fresh = {path: path.exists() and not force and path.read_text().split("\n", 1)[0] == stamp
+             for path in (target, turns)}
+    if all(fresh.values()):
+        print(f"{name}: cached")
+        return target
+    from ..engine import Engine
+
+    settings = Settings.from_env(corpus=corpus, db=str(db / SETS[name]))
+    engine = Engine(settings.model_copy(update={"top_k": HEAD}))
+    engine.refresh()
+    engine.warm_up()
+    cases = load_cases(tests)
+    out.mkdir(parents=True, exist_ok=True)
+    if not fresh[turns]:
+        lines = [json.dumps({"set": name, "corpus": SETS[name], **turn}, ensure_ascii=False)
+                 for turn in thread_turns(engine, cases)]
+        turns.write_text("\n".join([stamp, *lines]) + "\n")
+    if not fresh[target]:
+        vocabulary = engine.index.vocabulary()
+        lines = [json.dumps({"set": name, "corpus": SETS[name], **label_case(engine, case, vocabulary)},
+                            ensure_ascii=False) for case in cases]
+        target.write_text("\n".join([stamp, *lines]) + "\n")
+    print(f"{name}: {len(cases)} questions labeled")
+    return target
+
+
+def write_new_topic_sets(folder: Path, names=None) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names or SETS:
+        cases = new_topic_cases(load_cases(ROOT / "eval" / f"{name}.jsonl"))
+        if cases:
+            (folder / f"{name}.jsonl").write_text("".join(
+                json.dumps({"question": c.question, "keywords": c.keywords, "category": c.category,
+                            "history": c.history, "split": c.split}, ensure_ascii=False) + "\n" for c in cases))
+
+
+def load_turns(out: Path, names=None) -> list[dict]:
+    """The labeled thread turns of every set built into `out` (or of the named sets)."""
+    records = []
+    for name in names or SETS:
+        path = out / f"{name}.turns.jsonl"
+        if path.exists():
+            records += [json.loads(line) for line in path.read_text().splitlines()[1:] if line.strip()]
+    return records
+
+
+def load(out: Path, names=None) -> list[dict]:
+    """The labeled questions of every set built into `out` (or of the named sets)."""
+    records = []
+    for name in names or SETS:
+        path = out / f"{name}.jsonl"
+        if path.exists():
+            records += [json.loads(line) for line in path.read_text().splitlines()[1:] if line.strip()]
+    return records
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=".citebot/labels", help="folder for one labeled JSONL per set")
+    parser.add_argument("--db", default=".citebot/eval-indexes", help="folder for one index per corpus")
+    parser.add_argument("--only", nargs="*", help="set names (default: all nine)")
+    parser.add_argument("--force", action="store_true", help="rebuild sets already labeled")
+    parser.add_argument("--new-topic-sets", metavar="DIR",
+                        help="also write each set's new-subject-in-a-thread questions as a set for `citebot eval`")
+    args = parser.parse_args(argv)
+    if args.new_topic_sets:
+        write_new_topic_sets(Path(args.new_topic_sets), args.only)
+    for name in SETS:
+        if not args.only or name in args.only:
+            build_set(name, Path(args.db), Path(args.out), args.force)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
