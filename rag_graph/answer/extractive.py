@@ -309,28 +309,9 @@ class ExtractiveGenerator:
                          and c.position == best.position - 1), best)
         picked, covered = [best], set(best.terms)
         total = sum(weights.values()) or 1.0
-        # The next sentence of the same passage often finishes the thought.
-        after = sorted((c for c in candidates if c.rank == best.rank and c.position > best.last),
-                       key=lambda c: c.position)
-        follower = after[0] if after and after[0].position == best.last + 1 and not best.tabular else None
-        if best.text.rstrip().endswith(":"):
-            # A lead-in ("…a payroll deduction for medical insurance:") means nothing without what
-            # follows it: of a list, the item that answers the question.
-            items = list(takewhile(lambda c: LIST_ITEM.match(c.text), after))
-            follower = max(items, key=lambda c: c.score) if items else follower
-        elif follower is not None and (follower.score < t.follower_share * best.score or LIST_ITEM.match(best.text)
-                                       or EXAMPLE.match(follower.text)):
-            # However long the best sentence, the next one may say how ("…can apply for and become
-            # a triager. Open a PR on the README.md with…"). A list's next item is an alternative to
-            # the best, not its continuation, and an example only illustrates it.
-            follower = None
+        follower = self._follower(best, candidates)
         if procedure and NUMBERED_STEP.match(best.text) and not best.tabular:
-            # A numbered step is done after the steps before it: "Under Security Clearance, click
-            # the plus icon" answers "how can I check my clearance?" only after step 1 ("On your HR
-            # Links homepage… click View/Update Personal Info"). The nearest earlier steps come first.
-            earlier = list(takewhile(lambda c: c is not None and NUMBERED_STEP.match(c.text) and c.lead_in == best.lead_in,
-                                     (candidate_at(candidates, best.rank, p) for p in range(best.position - 1, -1, -1))))
-            for step in earlier[: t.max_sentences - 1]:
+            for step in self._earlier_steps(best, candidates):
                 picked.append(step)
                 covered |= step.terms
             if len(picked) >= t.max_sentences:
@@ -338,17 +319,8 @@ class ExtractiveGenerator:
         if follower is not None:
             picked.append(follower)
             covered |= follower.terms
-        # The scorer's runner-up, from the same passage's running text and within a hair of the
-        # best, answers as well as the best does: both are shown, since the score cannot tell them
-        # apart ("…offers 20 days of vacation…" beside "…rolls over… with a maximum bank of 27 days").
-        # Not a restatement of the best, not one of a list's or table's alternatives ("Five to ten
-        # days in advance for: online courses…" is not "Three to five weeks…: conferences…"), and
-        # not in a multi-part answer, whose room belongs to the parts.
         rival = next((c for c in pool if c is not best and not EXAMPLE.match(c.text)), None)
-        if (others and rival is not None and rival.rank == best.rank and rival.score >= t.tie * best.score
-                and is_prose(best) and is_prose(rival)
-                and rival.typed >= best.typed and not any(c.overlaps(rival) for c in picked)
-                and len(rival.terms & best.terms) < t.same_topic * len(rival.terms | best.terms)):
+        if others and rival is not None and self._ties(rival, best, picked):
             picked.append(rival)
             covered |= rival.terms
         # A sentence from elsewhere must answer another part of the question.
@@ -391,5 +363,44 @@ class ExtractiveGenerator:
                 and not any(c.overlaps(third) for c in picked)):
             picked.append(third)
         return picked
+
+    def _follower(self, best: Candidate, candidates: list[Candidate]) -> Candidate | None:
+        """The next sentence of the same passage, which often finishes the thought."""
+        after = sorted((c for c in candidates if c.rank == best.rank and c.position > best.last),
+                       key=lambda c: c.position)
+        follower = after[0] if after and after[0].position == best.last + 1 and not best.tabular else None
+        if best.text.rstrip().endswith(":"):
+            # A lead-in ("…a payroll deduction for medical insurance:") means nothing without what
+            # follows it: of a list, the item that answers the question.
+            items = list(takewhile(lambda c: LIST_ITEM.match(c.text), after))
+            return max(items, key=lambda c: c.score) if items else follower
+        if follower is not None and (follower.score < self.tuning.follower_share * best.score
+                                     or LIST_ITEM.match(best.text) or EXAMPLE.match(follower.text)):
+            # However long the best sentence, the next one may say how ("…can apply for and become
+            # a triager. Open a PR on the README.md with…"). A list's next item is an alternative to
+            # the best, not its continuation, and an example only illustrates it.
+            return None
+        return follower
+
+    def _earlier_steps(self, best: Candidate, candidates: list[Candidate]) -> list[Candidate]:
+        """A numbered step is done after the steps before it: "Under Security Clearance, click
+        the plus icon" answers "how can I check my clearance?" only after step 1 ("On your HR
+        Links homepage… click View/Update Personal Info"). The nearest earlier steps come first."""
+        earlier = list(takewhile(lambda c: c is not None and NUMBERED_STEP.match(c.text) and c.lead_in == best.lead_in,
+                                 (candidate_at(candidates, best.rank, p) for p in range(best.position - 1, -1, -1))))
+        return earlier[: self.tuning.max_sentences - 1]
+
+    def _ties(self, rival: Candidate, best: Candidate, picked: list[Candidate]) -> bool:
+        """The scorer's runner-up, from the same passage's running text and within a hair of the
+        best, answers as well as the best does: both are shown, since the score cannot tell them
+        apart ("…offers 20 days of vacation…" beside "…rolls over… with a maximum bank of 27 days").
+        Not a restatement of the best, not one of a list's or table's alternatives ("Five to ten
+        days in advance for: online courses…" is not "Three to five weeks…: conferences…"); the
+        caller asks only outside a multi-part answer, whose room belongs to the parts."""
+        t = self.tuning
+        return (rival.rank == best.rank and rival.score >= t.tie * best.score
+                and is_prose(best) and is_prose(rival)
+                and rival.typed >= best.typed and not any(c.overlaps(rival) for c in picked)
+                and len(rival.terms & best.terms) < t.same_topic * len(rival.terms | best.terms))
 
 
