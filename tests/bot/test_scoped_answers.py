@@ -157,7 +157,8 @@ SLACK_PLACES = [  # (where, channel, channel_type, user, allowed)
 
 def test_in_slack_the_channel_or_the_dm_asker_decides_and_gaps_are_logged(start_bot, engine, fake, tmp_path):
     fake.usergroups["S0PEOPLE"] = ["U0MEMBER"]
-    bot = start_bot(engine, access_path=ACCESS_FILE, gaps_path=tmp_path / "gaps.jsonl", gap_salt="s")
+    bot = start_bot(engine, access_path=ACCESS_FILE, gaps_path=tmp_path / "gaps.jsonl", gap_salt="s",
+                    gaps_show_dms=True)  # the report below counts the DM question too (CITEBOT_GAPS_SHOW_DMS)
     question = FORMS["direct"][0]
     for n, (_, channel, kind, user, _) in enumerate(SLACK_PLACES):
         ts = f"1700000{n}00.000100"
@@ -195,7 +196,8 @@ def test_in_slack_the_channel_or_the_dm_asker_decides_and_gaps_are_logged(start_
 # --- Teams: the personal chat's asker, or the channel; `gaps` for admins in a personal chat -----
 
 def test_in_teams_the_personal_chats_asker_or_the_channel_decides(start_teams, engine, connector, tmp_path):
-    teams = start_teams(engine, access_path=ACCESS_FILE, gaps_path=tmp_path / "gaps.jsonl")
+    teams = start_teams(engine, access_path=ACCESS_FILE, gaps_path=tmp_path / "gaps.jsonl",
+                        gaps_show_dms=True)  # the report counts the personal-chat question too
     question = FORMS["direct"][0]
     places = [("a:hr-lead", "personal", HR_AAD, {}, True), ("a:someone", "personal", "aad-someone", {}, False),
               ("19:hr@thread.tacv2;messageid=1", "channel", "aad-someone",
