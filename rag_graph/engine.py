@@ -61,7 +61,7 @@ def _copy_folders(settings: Settings) -> None:
 class Engine:
     def __init__(self, settings: Settings, generator=None, tuning: Tuning = DEFAULT):
         """`tuning`: every weight and threshold (tuning.py); `citebot eval --tune` tries others."""
-        from .answer.chat_model import ChatModelGenerator, load_chat_model
+        from .answer.chat_model import ChatModelGenerator, Limits, load_chat_model
         from .answer.extractive import ExtractiveGenerator
         from .flow.deps import Deps
         from .flow.graph import build_graph
@@ -69,9 +69,12 @@ class Engine:
         self.settings = settings
         self.index = self._open_index(settings)
         self.embedder = self.index.embedder
-        if generator is None:
-            generator = (ChatModelGenerator(load_chat_model(settings.llm)) if settings.llm
-                         else ExtractiveGenerator(self.index.vocabulary, self.embedder, self.index.entities, tuning))
+        if generator is None and settings.llm:
+            limits = Limits(timeout=settings.llm_timeout, max_tokens=settings.llm_max_tokens)
+            generator = ChatModelGenerator(load_chat_model(settings.llm, limits, settings.llm_base_url,
+                                                           settings.llm_api_key), limits)
+        elif generator is None:
+            generator = ExtractiveGenerator(self.index.vocabulary, self.embedder, self.index.entities, tuning)
         self._offline = generator if isinstance(generator, ExtractiveGenerator) else None
         self.deps = Deps(retriever=self.index, embedder=self.embedder, generator=generator,
                          source_url=settings.source_url or "", link_hosts=text_link_hosts(settings), tuning=tuning)
@@ -175,10 +178,20 @@ class Engine:
         from .answer.extractive import ExtractiveGenerator
 
         reader = self.index.scoped(access)
-        generator = self.deps.generator
-        if generator is self._offline:  # it reads term counts and names: those of the scope
-            generator = ExtractiveGenerator(reader.vocabulary, self.embedder, reader.entities, self.deps.tuning)
-        return dataclasses.replace(self.deps, retriever=reader, generator=generator)
+        # The offline writer reads term counts and names: those of the scope. It also answers
+        # whenever the chat model cannot.
+        offline = ExtractiveGenerator(reader.vocabulary, self.embedder, reader.entities, self.deps.tuning)
+        if self.deps.generator is self._offline:
+            return dataclasses.replace(self.deps, retriever=reader, generator=offline)
+        return dataclasses.replace(self.deps, retriever=reader, fallback=offline)
+
+    def writer_status(self) -> str | None:
+        """The chat model and whether it is answering (its circuit breaker), for `status`; None
+        when answers are written offline."""
+        status = getattr(self.deps.generator, "status", None)
+        if status is None:
+            return None
+        return f"{self.settings.llm or 'chat model'}: {status()}"
 
     def run(self, question: str, history: list[dict] | None = None,
             on_text: Callable[[str], None] | None = None, access: Scope | dict | None = None) -> State:
@@ -221,12 +234,20 @@ class Engine:
         generate_answer; only the first draft streams (a retry's text could only contradict it)."""
         from .answer.chat_model import SentenceStream
         from .answer.redact import clean_for_user
+        from .answer.support import SupportChecker
 
-        sentences = SentenceStream(on_text, lambda text: clean_for_user(text, [], deps.link_hosts))
-        draft_id, state = None, None
+        state, checker = None, None
+
+        def grounded(sentence: str) -> bool:  # checked as validate_grounding will check it
+            return checker is not None and checker.check(sentence).kept
+
+        sentences = SentenceStream(on_text, lambda text: clean_for_user(text, [], deps.link_hosts), grounded)
+        draft_id = None
         for mode, data in self.graph.stream(graph_input, context=deps, stream_mode=["messages", "values"]):
             if mode == "values":
                 state = data
+                if checker is None and state.get("context"):
+                    checker = SupportChecker(state["context"], deps.embedder)
                 continue
             token, meta = data
             if meta.get("langgraph_node") == "generate_answer" and draft_id in (None, token.id):

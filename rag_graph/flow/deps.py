@@ -38,6 +38,8 @@ class Deps:
     retriever: Retriever
     embedder: SentenceEmbedder
     generator: Generator
+    # The offline writer that answers when the chat model cannot (answer/resilience.py); None: none.
+    fallback: Generator | None = None
     clock: Callable[[], float] = field(default=time.monotonic)
     source_url: str = ""  # CITEBOT_SOURCE_URL: links for documents without a front matter `url`
     link_hosts: tuple[str, ...] = ()  # CITEBOT_LINK_HOSTS: hosts whose links an answer may show

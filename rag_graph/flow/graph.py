@@ -15,7 +15,6 @@ build_augmented_prompt ─▶ generate_answer ─▶ validate_grounding ─┬�
 from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
-from langgraph.types import RetryPolicy
 
 from ..tuning import DEFAULT
 from .deps import Deps
@@ -27,21 +26,6 @@ from .nodes.quality import assess_context_quality, rank_and_filter_context
 from .nodes.query import prepare_query, rewrite_query
 from .nodes.retrieval import expand_related_context, prepare_corpus_index, retrieve_candidates
 from .state import State
-
-_TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
-
-
-def is_transient(error: Exception) -> bool:
-    """Only a chat model's transient faults are worth a second try: timeouts, dropped
-    connections, and the rate limits and server errors that provider SDKs raise with the HTTP
-    status on the exception (or on its response). A bug or a bad request is not."""
-    if isinstance(error, (TimeoutError, ConnectionError)):
-        return True
-    status = getattr(error, "status_code", None) or getattr(getattr(error, "response", None), "status_code", None)
-    return status in _TRANSIENT_STATUS
-
-
-GENERATION_RETRY = RetryPolicy(max_attempts=3, initial_interval=0.5, retry_on=is_transient)
 
 
 def question_is_valid(state: State) -> str:
@@ -94,7 +78,9 @@ def build_graph():
     graph.add_node("expand_related_context", expand_related_context)
     graph.add_node("rewrite_query", rewrite_query)
     graph.add_node("build_augmented_prompt", build_augmented_prompt)
-    graph.add_node("generate_answer", generate_answer, retry_policy=GENERATION_RETRY)
+    # No retry policy: the chat model's calls are retried within the answer's time by
+    # ChatModelGenerator, which hands over to the offline writer when they fail.
+    graph.add_node("generate_answer", generate_answer)
     graph.add_node("validate_grounding", validate_grounding)
     graph.add_node("finalize_answer", finalize_answer)
     graph.add_node("finalize_insufficient_context", finalize_insufficient_context)

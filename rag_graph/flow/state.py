@@ -58,6 +58,7 @@ class State(TypedDict, total=False):
     contradictions: list[dict]
     knowledge_gap: str | None
     augmented_prompt: str
+    writer_unavailable: bool  # the chat model could not answer: the offline writer did
     draft_answer: dict  # {"answer": str, "sentences": [{"text": str, "chunk_ids": [str]}]}
     citations: list[Citation]
     grounding_status: Grounding

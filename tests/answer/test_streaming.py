@@ -5,9 +5,9 @@ from rag_graph.answer.chat_model import SentenceStream
 from rag_graph.answer.redact import clean_for_user
 
 
-def stream(text: str) -> list[str]:
+def stream(text: str, grounded=lambda sentence: True) -> list[str]:
     shown: list[str] = []
-    sentences = SentenceStream(shown.append, lambda sentence: clean_for_user(sentence, []))
+    sentences = SentenceStream(shown.append, lambda sentence: clean_for_user(sentence, []), grounded)
     for token in re.findall(r"\S+\s*", text):
         sentences.feed(token)
     return shown
@@ -22,3 +22,17 @@ def test_a_sentence_is_shown_cleaned_once_the_next_begins_and_the_last_waits_for
 def test_a_refusal_is_never_streamed():
     assert stream("INSUFFICIENT_CONTEXT") == []
     assert stream("I am not sure. INSUFFICIENT_CONTEXT") == []
+
+
+def test_only_sentences_the_grounding_check_accepts_are_streamed(embedder):
+    from rag_graph.answer.support import SupportChecker
+
+    chunk = {"chunk_id": "hr::remote::0", "title": "Handbook", "section": "Remote Work",
+             "body": "Employees may work remotely up to 3 days a week with manager approval. "
+                     "Tuesday and Thursday are anchor days."}
+    chunk["text"] = chunk["body"]
+    checker = SupportChecker([chunk], embedder)
+    shown = stream("You can work from home up to 5 days a week. The API key is sk-live-abc123abc123. "
+                   "Staff can work remotely for up to three days each week with their manager's approval. "
+                   "Tuesday and Thursday are anchor days.", lambda sentence: checker.check(sentence).kept)
+    assert shown == ["Staff can work remotely for up to three days each week with their manager's approval."]

@@ -13,6 +13,7 @@ from ..output import FAILURE_MESSAGES, GENERIC_FAILURE, cite, final_output
 from ..state import State
 
 log = logging.getLogger(__name__)
+WRITER_NOTE = "the answer writer was unavailable, so this answer quotes the documents directly"
 
 def _conflict_note(state: State, cited: set[str]) -> str:
     for record in state.get("contradictions", []):
@@ -44,7 +45,9 @@ def finalize_answer(state: State, runtime: Runtime[Deps]) -> dict:
                   + tuning.confidence_coverage_weight * best.get("coverage", 0.0) + tuning.confidence_base
                   - (tuning.confidence_conflict_penalty if state.get("contradictions") else 0.0))
     # One note after the answer, which the chat adapters show apart from it.
-    notes = [note for note in (_reading(state), _conflict_note(state, cited)) if note]
+    writer = WRITER_NOTE if state.get("writer_unavailable") else ""
+    notes = [note for note in (_reading(state), _conflict_note(state, cited), writer) if note]
+    notes = [note.rstrip(".") if at < len(notes) - 1 else note for at, note in enumerate(notes)]
     joined = ". ".join([*notes[:1], *(note[0].upper() + note[1:] for note in notes[1:])])
     answer = state["draft_answer"]["answer"] + (f" (Note: {joined})" if notes else "")
     output = final_output(state, "answered", answer, citations, max(0.0, min(confidence, tuning.confidence_cap)),

@@ -8,6 +8,7 @@ from langgraph.runtime import Runtime
 from ..deps import Deps
 from ...answer.prompt import render_prompt
 from ...answer.injection import quarantine
+from ...answer.resilience import WriterUnavailable
 from ..state import State
 
 log = logging.getLogger(__name__)
@@ -27,16 +28,28 @@ def build_augmented_prompt(state: State, runtime: Runtime[Deps]) -> dict:
         "chunks": [c["chunk_id"] for c in context],
         "documents": list(sources),
         "source_metadata": sources,
-        "augmented_prompt": render_prompt(state["normalized_query"], context, state.get("sub_questions") or []),
+        # A follow-up reaches the model with its conversation and as it was searched; a second
+        # draft (after a rejected first) is told so, and never repeats the first prompt.
+        "augmented_prompt": render_prompt(state["normalized_query"], context, state.get("sub_questions") or [],
+                                          state.get("history") or [], state.get("retrieval_query", ""),
+                                          retry=state.get("grounding_status") in ("unsupported", "partially_supported")),
     }
 
 
 def generate_answer(state: State, runtime: Runtime[Deps]) -> dict:
     # The question as the user asked it (plus a resolved follow-up's subject) steers sentence choice.
     question = state["retrieval_query"] if state.get("history") else state["normalized_query"]
-    draft = runtime.context.generator.generate(question, state["context"], state["augmented_prompt"],
-                                               state.get("sub_questions") or [])
+    parts = state.get("sub_questions") or []
+    unavailable = False
+    try:
+        draft = runtime.context.generator.generate(question, state["context"], state["augmented_prompt"], parts)
+    except WriterUnavailable:
+        if runtime.context.fallback is None:
+            raise
+        # The chat model is down, too slow or failing: the offline writer answers, with a note.
+        draft = runtime.context.fallback.generate(question, state["context"], state["augmented_prompt"], parts)
+        unavailable = True
     if not isinstance(draft, dict) or not isinstance(draft.get("sentences"), list):
         log.warning("generator returned a malformed draft: %r", type(draft))
         return {"draft_answer": {"answer": "", "sentences": []}, "errors": [*state["errors"], "generation_malformed"]}
-    return {"draft_answer": draft}
+    return {"draft_answer": draft, "writer_unavailable": unavailable}

@@ -11,6 +11,8 @@ from ..deps import Deps
 from ...tuning import DEFAULT, Tuning
 from ..output import cite
 from ..state import State
+from ...answer.clean import join_sentences
+from ...answer.support import SupportChecker
 from ...language.words import term_set
 from ...scoring.missing import foreign_terms, uncovered_terms
 from ...scoring.relevance import by_relevance
@@ -19,10 +21,32 @@ from ..gap import describe_gap
 log = logging.getLogger(__name__)
 
 
+def supported_sentences(sentences: list[dict], context: list[dict], embedder) -> tuple[list[dict], list[dict]]:
+    """(kept, dropped): each sentence a chat model wrote is kept when a selected chunk supports
+    it (answer/support.py), citing the chunks it named when one of them does, else the chunk
+    that does. A sentence that names none borrows the citation of the next one that does
+    ("…each week. Approval is needed [a]." cites a for both), and failing that any selected
+    chunk may support it: a model that never cites is still usable. A citation of a chunk that
+    was not selected counts for nothing."""
+    checker = SupportChecker(context, embedder)
+    known = {c["chunk_id"] for c in context}
+    named = [[i for i in s.get("chunk_ids") or [] if i in known] for s in sentences]
+    kept, dropped = [], []
+    for at, sentence in enumerate(sentences):
+        prefer = named[at] or next((ids for ids in named[at + 1:] if ids), [])
+        verdict = checker.check(sentence["text"], prefer)
+        if not verdict.kept:
+            dropped.append({**sentence, "reason": verdict.reason})
+            continue
+        ids = named[at] if verdict.chunk_id in named[at] else [verdict.chunk_id]
+        kept.append({**sentence, "chunk_ids": ids})
+    return kept, dropped
+
 
 def sentence_support(sentence: str, cited: list[dict], embedder, tuning: Tuning = DEFAULT) -> bool:
-    """Most of its words are the source's (tuning.lexical_support), or it is a paraphrase: close
-    in meaning (semantic_support) with enough of its words still the source's (paraphrase_floor)."""
+    """A sentence the offline writer quoted (cleaned, joined to its list's lead-in, labelled with
+    its section): most of its words are the source's (tuning.lexical_support), or it is close in
+    meaning (semantic_support) with enough of its words still the source's (paraphrase_floor)."""
     own = term_set(sentence)
     if not own:
         return False
@@ -37,35 +61,42 @@ def sentence_support(sentence: str, cited: list[dict], embedder, tuning: Tuning 
 
 
 def validate_grounding(state: State, runtime: Runtime[Deps]) -> dict:
+    """A draft a chat model wrote keeps the sentences a selected chunk supports and is declined
+    when none is left; a draft of quotes (the offline writer's) is grounded when every sentence
+    is supported by the chunks it cites."""
     if state["errors"]:
         return {"grounding_status": "not_checked"}
     selected = {c["chunk_id"]: c for c in state["context"]}
     draft = state["draft_answer"]
-    supported, fabricated = [], []
-    for sentence in draft.get("sentences", []):
-        ids = sentence.get("chunk_ids") or []
-        unknown = [chunk_id for chunk_id in ids if chunk_id not in selected]
-        if unknown:
-            fabricated += unknown
-            continue
-        if ids and sentence_support(sentence["text"], [selected[i] for i in ids], runtime.context.embedder,
-                                    runtime.context.tuning):
-            supported.append(sentence)
+    sentences = draft.get("sentences", [])
+    fabricated = [i for s in sentences for i in s.get("chunk_ids") or [] if i not in selected]
     if fabricated:
         log.warning("draft cited chunks that were not selected: %s", fabricated)
-    total = len(draft.get("sentences", []))
+    if draft.get("written"):
+        supported, dropped = supported_sentences(sentences, state["context"], runtime.context.embedder)
+        if dropped:  # reasons only: the text may be the model's invention
+            log.info("grounding dropped %d of %d sentences: %s", len(dropped), len(sentences),
+                     [s["reason"] for s in dropped])
+        complete = bool(supported)
+    else:
+        supported = [s for s in sentences if s.get("chunk_ids") and not set(s["chunk_ids"]) - set(selected)
+                     and sentence_support(s["text"], [selected[i] for i in s["chunk_ids"]], runtime.context.embedder,
+                                          runtime.context.tuning)]
+        dropped = [s for s in sentences if s not in supported]
+        complete = bool(sentences) and not dropped
     cited = [selected[chunk_id] for chunk_id in dict.fromkeys(i for s in supported for i in s["chunk_ids"])]
     missing = unheld_subject(state, cited, runtime) if cited else []
     if missing:
         status = "unsupported"  # true sentences, but not about what was asked
-    elif total and len(supported) == total and not fabricated:
+    elif complete:
         status = "grounded"
-    elif supported:
-        status = "partially_supported"
     else:
-        status = "unsupported"
+        status = "partially_supported" if supported else "unsupported"
     citations = [cite(chunk, runtime.context.source_url) for chunk in cited]
     update = {"grounding_status": status, "citations": citations if status == "grounded" else []}
+    if status == "grounded" and dropped:  # only what is supported is shown
+        update["draft_answer"] = {**draft, "answer": join_sentences([s["text"] for s in supported]),
+                                  "sentences": supported}
     if missing:
         update["knowledge_gap"] = describe_gap(state, missing, runtime.context.tuning)
     return update
