@@ -30,6 +30,7 @@ LEXICAL_SUPPORT = 0.8  # share of a sentence's content words in the chunk that v
 # a paraphrase whose facts all check out; measured on the labelled set (see the module docstring).
 SEMANTIC_SUPPORT = 0.7
 PARAPHRASE_FLOOR = 0.45  # a paraphrase still shares this share of its content words with the chunk
+MIN_WORDS = 3  # a shorter "sentence" ("4.", "Yes.") states nothing that can be checked
 NEGATION_SCOPE = 4  # words after "not" / "without" that it bears on
 # A sentence's numbers must stand in the chunk's sentence closest to it, or in one nearly as close
 # (a sentence may join two): "$197.27" is the partner's rate, not the family's of the closest row.
@@ -209,6 +210,16 @@ class SupportChecker:
         ranked = [(float(scores[at]), parts[at]) for at in np.argsort(-scores)[:CLOSEST]]
         return [pair for pair in ranked if pair[0] >= ranked[0][0] - NEARLY_AS_CLOSE]
 
+    def _together(self, facts: Facts, chunk: dict) -> bool:
+        """One sentence of the chunk states the numbers with the names ("the cap is $325" in
+        "high-cost cities (…London…)"), the chunk's title and section counting as every
+        sentence's: "$250 in London" is not supported by "$250" in one sentence and London in
+        another."""
+        header = chunk["text"][: len(chunk["text"]) - len(chunk.get("body") or "")]
+        return any(not unmatched(facts.quantities, quantities(part))
+                   and not Facts(frozenset(), facts.names, frozenset()).missing_from(header + " " + part)
+                   for part in self._chunk_sentences(chunk))
+
     def check(self, sentence: str, prefer: list[str] = ()) -> Verdict:
         """The chunk that supports `sentence`: one of `prefer` (the ones it cites) when they do,
         else any of the checker's chunks; the closest wins. A rejection names the first reason
@@ -216,7 +227,7 @@ class SupportChecker:
         if is_pleasantry(sentence):
             return Verdict(None, "pleasantry")
         own = term_set(sentence)
-        if not own:
+        if len(words(sentence)) < MIN_WORDS:  # "4." or "Yes." states nothing checkable
             return Verdict(None, "empty")
         facts = Facts.of(sentence)
         vector = None
@@ -234,6 +245,8 @@ class SupportChecker:
             unplaced = unmatched(facts.quantities, quantities(" ".join(text for _, text in closest)))
             if unplaced:  # "12 weeks of parental leave": 12 is the chunk's, but of "within 12 months"
                 refusals.append((closeness, "facts: " + ", ".join(unplaced[:3])))
+            elif facts.names and facts.quantities and not self._together(facts, chunk):
+                refusals.append((closeness, "facts: not together"))
             elif flips(sentence, closest[0][1]):
                 refusals.append((closeness, "negation"))
             elif lexical >= LEXICAL_SUPPORT or closeness >= SEMANTIC_SUPPORT:
