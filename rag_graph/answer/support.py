@@ -12,7 +12,7 @@ A sentence is supported by a chunk when
   week, provided their manager agrees").
 
 Pleasantries ("Let me know if you have any other questions!") are no claims: they are dropped
-before the check. `eval/grounding_sentences.jsonl` is the labelled set these rules are measured on
+before the check. `eval/grounding/sentences.jsonl` is the labelled set these rules are measured on
 (`python -m rag_graph.tools.grounding_eval`).
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """How the grounding check treats sentences a chat model might write:
-`python -m rag_graph.tools.grounding_eval --db-root DIR [--set eval/grounding_sentences.jsonl]`.
+`python -m rag_graph.tools.grounding_eval --db-root DIR [--set eval/grounding/sentences.jsonl]`.
 
 Each labelled sentence (`kind`: paraphrase, wrong_number, flipped_negation, injected, pleasantry)
 is checked against the context the flow selects for its question (the answer's evidence, as a
@@ -59,7 +59,7 @@ def summary(judged: list[dict]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", default=str(ROOT / "eval" / "grounding_sentences.jsonl"))
+    parser.add_argument("--set", default=str(ROOT / "eval" / "grounding" / "sentences.jsonl"))
     parser.add_argument("--db-root", default=".citebot/eval-indexes", help="one index folder per corpus")
     parser.add_argument("--json", help="write every judged sentence here")
     args = parser.parse_args(argv)

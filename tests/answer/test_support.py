@@ -1,6 +1,6 @@
 """Whether a chunk supports a sentence a chat model wrote: a faithful paraphrase is kept; a wrong
 number, a number moved to another name, a flipped negation, an invented claim, a pleasantry or a
-fragment is not. (The labelled set in eval/grounding_sentences.jsonl measures the same rules.)"""
+fragment is not. (The labelled set in eval/grounding/sentences.jsonl measures the same rules.)"""
 import pytest
 
 from rag_graph.answer.chat_model import cited_sentences
