@@ -18,7 +18,7 @@ def test_serve_syncs_on_its_interval_and_on_reload_and_status_tells(tmp_path):
     (folder / "parking.md").write_text("# Parking\n\n## Spots\n\nVisitor parking is on level 2.\n")
     engine = sources_engine(tmp_path, [{"name": "policies", "type": "folder", "path": str(folder)},
                                        {"name": "handbook", "type": "git", "url": str(tmp_path / "no-such-repo.git")}],
-                            sync_minutes=0.02)  # 1.2 s
+                            sync_minutes=0.02, slack_admin_ids=("UADMIN",))  # 1.2 s
     shared = SharedState(None)
     admin = Admin(engine.settings, engine, shared)
     said = []
@@ -26,7 +26,7 @@ def test_serve_syncs_on_its_interval_and_on_reload_and_status_tells(tmp_path):
     assert "Reloaded:" in said[-1] and "Sources that failed" in said[-1] and "handbook: git fetch failed" in said[-1]
     assert "Visitor parking is on level 2" in answer(engine, "Where is visitor parking?")[0]
 
-    status = admin.status()
+    status = admin.status("UADMIN")  # sources are an admin's business (anyone else sees counts only)
     assert "• Source policies (folder): last sync 20" in status and ", 1 documents" in status
     assert "• Source handbook (git): last sync 20" in status and "last error: git fetch failed" in status
 

@@ -37,14 +37,23 @@ def why_blocks(record: dict, experts: SlackExperts | None) -> list[dict]:
              "element": {"type": "plain_text_input", "action_id": COMMENT_ACTION, "max_length": MAX_COMMENT}}]
 
 
+def _voted(feedback: FeedbackLog, record: dict, user: str) -> bool:
+    """The record is this person's vote: the log stores voters hashed (as the gap log does)."""
+    if feedback.hasher is None:
+        return record.get("user") == user
+    return record.get("user") == feedback.hasher(str(record.get("platform") or ""), user)
+
+
 def register(app: App, feedback: FeedbackLog, gaps: GapLog) -> None:
     def update(body: dict, client: WebClient, ref: str, **change) -> None:
         user = body["user"]["id"]
-        mine = [r for r in feedback.read() if r.get("ref") == ref and r.get("user") == user]
+        mine = [r for r in feedback.read() if r.get("ref") == ref and _voted(feedback, r, user)]
         if not ref or not mine:
             log.warning("a reason for an unknown vote (%s by %s)", ref, user)
             return
-        record = feedback.append({**mine[-1], **change})
+        # The stored vote names its voter as a hash; the update is appended with the id itself,
+        # which the log hashes once more like any vote (never a hash of the hash).
+        record = feedback.append({**mine[-1], **change, "user": user})
         gaps.negative_feedback(record)
         said = REASONS.get(change.get("reason", ""), "") or "your comment"
         try:
