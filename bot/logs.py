@@ -26,6 +26,16 @@ class JsonFormatter(logging.Formatter):
 
 
 def configure(verbose: bool = False, log_format: str = "text") -> None:
+    """Installs Citebot's own handler on the root logger, replacing the one an earlier call
+    installed. A handler that someone else put there (a program embedding the CLI, a test that
+    reads the records) stays, and so does the level they chose: their logging is theirs."""
+    root = logging.getLogger()
+    for ours in [h for h in root.handlers if getattr(h, "citebot", False)]:
+        root.removeHandler(ours)
+    if root.handlers:
+        return
     handler = logging.StreamHandler()
+    handler.citebot = True
     handler.setFormatter(JsonFormatter() if log_format == "json" else logging.Formatter(TEXT_FORMAT))
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, handlers=[handler], force=True)
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if verbose else logging.WARNING)
