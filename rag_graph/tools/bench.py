@@ -44,7 +44,7 @@ import numpy as np
 from ..config import Settings
 from .evaluation import load_cases, percentile
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository (this file is rag_graph/tools/bench.py)
 SHARED_CORPORA = ROOT.parent / "shared" / "corpora"
 QUESTION_SETS = {"37signals-handbook": "handbook.jsonl", "18f-handbook": "18f-handbook.jsonl"}
 SCALE_SIZES = (10_000, 100_000, 1_000_000)
