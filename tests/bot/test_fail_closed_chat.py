@@ -38,7 +38,9 @@ class ShoutingModel(TwoSentenceModel):
 
     @staticmethod
     def _reply(messages) -> str:
-        return "Heads up <!channel> and <@U0BOSS>: " + TwoSentenceModel._reply(messages)
+        # The mention sits inside a sentence the documents support, so the sentence passes the
+        # grounding check and streams (an unsupported sentence is dropped before it can stream).
+        return re.sub(r"\.(?= \[)", " <!channel>.", TwoSentenceModel._reply(messages), count=1)
 
 
 def test_a_question_in_the_teams_gap_report_is_text_not_a_link(start_teams, restricted, connector, tmp_path):  # noqa: F811
@@ -71,7 +73,7 @@ def test_streamed_words_cannot_notify_a_channel_in_slack(start_bot, engine, fake
     fake.wait_for("chat.stopStream", timeout=120)
     streamed = json.dumps([c.args for c in fake.calls() if "Stream" in c.method or c.method.startswith("chat.")])
     assert "channel" in streamed  # the words are shown…
-    assert "<!channel>" not in streamed and "<@U0BOSS>" not in streamed  # …but notify nobody
+    assert "<!channel>" not in streamed  # …but notify nobody
 
 
 def test_an_event_from_another_workspace_is_refused(start_bot, restricted, fake):  # noqa: F811
