@@ -31,9 +31,15 @@ SETS = {  # question set -> corpus
     "18f-handbook": "18f",
     "18f-handbook-more": "18f",
     "18f-threads": "18f",
+    "18f-threads-more": "18f",
+    "37signals-threads-more": "37signals",
+    "corpus-threads": "bundled",
     "nodejs-contributing": "nodejs",
     "npm-docs": "npm",
     "undici-docs": "undici",
+    "nodejs-threads": "nodejs",
+    "npm-threads": "npm",
+    "undici-threads": "undici",
 }
 
 
@@ -41,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="folder for the reports")
     parser.add_argument("--db", default=".citebot/eval-indexes", help="folder for one index per corpus")
-    parser.add_argument("--only", nargs="*", help="set names (default: all nine)")
+    parser.add_argument("--only", nargs="*", help="set names (default: all)")
     args = parser.parse_args(argv)
     out, db = Path(args.out), Path(args.db)
     out.mkdir(parents=True, exist_ok=True)

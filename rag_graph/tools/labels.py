@@ -24,6 +24,7 @@ from ..scoring.relevance import by_relevance
 from .eval_all import CORPORA, ROOT, SETS
 from .evaluation import answer_recall, contains, load_cases
 
+FORMAT = 2  # of the labeled files: a cached file of another format is rebuilt (2: turns carry their split)
 HEAD = 20  # candidates measured per question, best by relevance first (late interaction re-orders the first 10)
 
 
@@ -55,6 +56,7 @@ def label_case(engine, case, vocabulary) -> dict:
     }
 
 
+NEW_TOPIC = "new_topic"  # the category of a turn that starts a new subject inside a thread
 NEW_TOPICS = 2  # stand-alone questions asked after another thread, per written follow-up (the negatives)
 
 
@@ -62,38 +64,39 @@ def new_topic_cases(cases: list) -> list:
     """Stand-alone answerable questions of the set, each asked after another follow-up's thread
     (pairs chosen by position, the same on every build): a new subject in a thread, which must
     be answered as if asked alone."""
-    threads = [case for case in cases if case.history]
+    threads = [case for case in cases if case.history and case.category != NEW_TOPIC]
     alone = [case for case in cases if not case.history and case.answerable]
     if not threads or not alone:
         return []
     step = max(1, len(alone) // (NEW_TOPICS * len(threads)))
     chosen = alone[::step][:NEW_TOPICS * len(threads)]
-    return [dataclasses.replace(case, history=threads[n % len(threads)].history, category="new_topic")
+    return [dataclasses.replace(case, history=threads[n % len(threads)].history, category=NEW_TOPIC)
             for n, case in enumerate(chosen)]
 
 
 def thread_turns(engine, cases: list) -> list[dict]:
     """The turns of a set's threads, each with the signals of `scoring.followup.row` and a
-    label: 1 for a follow-up as the set wrote it (it continues its thread), 0 for one of the
-    set's stand-alone questions asked after another follow-up's thread (a new subject; the
-    pairs are chosen by position, the same on every build)."""
+    label: 0 for a new subject, written as such (category "new_topic": "I lost my YubiKey, what
+    do I do?" after a question on meals) or one of the set's stand-alone questions asked after
+    another follow-up's thread (the pairs are chosen by position, the same on every build); 1
+    for every other turn with history, a follow-up as the set wrote it."""
     gazetteer, reader, vocabulary = engine.index.entities(), engine.index.scoped(None), engine.index.vocabulary()
 
     def search(question: str) -> list[dict]:
         return reader.search(question, mode="hybrid", top_k=1)
 
-    pairs = [(case.question, case.history, 1) for case in cases if case.history]
-    pairs += [(case.question, case.history, 0) for case in new_topic_cases(cases)]
-    return [{"question": question, "history": history, "label": label,
-             "signals": followup.measure(question, history, gazetteer, engine.embedder, search, vocabulary)}
-            for question, history, label in pairs]
+    turns = [case for case in cases if case.history] + new_topic_cases(cases)
+    return [{"question": case.question, "history": case.history, "label": int(case.category != NEW_TOPIC),
+             "split": case.split,
+             "signals": followup.measure(case.question, case.history, gazetteer, engine.embedder, search, vocabulary)}
+            for case in turns]
 
 
 def build_set(name: str, db: Path, out: Path, force: bool) -> Path | None:
     corpus = CORPORA[SETS[name]]
     tests = ROOT / "eval" / f"{name}.jsonl"
     target, turns = out / f"{name}.jsonl", out / f"{name}.turns.jsonl"
-    stamp = json.dumps({"stamp": f"{file_hash(tests)}:{HEAD}"})
+    stamp = json.dumps({"stamp": f"{file_hash(tests)}:{HEAD}:{FORMAT}"})
     if not corpus.is_dir():
         print(f"skipped {name}: no corpus at {corpus}")
         return None
@@ -157,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=".citebot/labels", help="folder for one labeled JSONL per set")
     parser.add_argument("--db", default=".citebot/eval-indexes", help="folder for one index per corpus")
-    parser.add_argument("--only", nargs="*", help="set names (default: all nine)")
+    parser.add_argument("--only", nargs="*", help="set names (default: all)")
     parser.add_argument("--force", action="store_true", help="rebuild sets already labeled")
     parser.add_argument("--new-topic-sets", metavar="DIR",
                         help="also write each set's new-subject-in-a-thread questions as a set for `citebot eval`")

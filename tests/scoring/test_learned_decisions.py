@@ -186,6 +186,18 @@ MEALS = [{"role": "user", "content": "What is the daily meal allowance when trav
                                           "international travel."}]
 
 
+def test_a_turn_written_as_a_new_subject_is_labeled_so(engine):
+    """A thread set's `new_topic` turns are the reader's negatives, its other turns with history
+    its positives; each keeps its half, so the fit on dev never sees a test turn."""
+    cases = [Case(question="I lost my YubiKey, what do I do?", keywords=["sec-incidents"], category="new_topic",
+                  history=MEALS, split="dev"),
+             Case(question="and on the day I fly home?", keywords=["75%"], category="follow_up", history=MEALS,
+                  split="test")]
+    turns = labels.thread_turns(engine, cases)
+    assert [(t["label"], t["split"]) for t in turns] == [(0, "dev"), (1, "test")]
+    assert all(set(t["signals"]) >= set(followup.TURN_FEATURES) - {"unpointed_distance"} for t in turns)
+
+
 @pytest.mark.parametrize("question", ["How much parental leave do we get?",
                                       "Is there a stipend for home office equipment?"])
 def test_a_new_subject_in_a_thread_is_answered_as_if_asked_alone(engine, question):
