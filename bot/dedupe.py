@@ -30,6 +30,11 @@ class SeenCache:
             self._seen[key] = now
             return True
 
+    def forget(self, key: Hashable) -> None:
+        """The next first_time(key) is True again (what it guarded did not happen after all)."""
+        with self._lock:
+            self._seen.pop(key, None)
+
 
 class RedisSeen:
     """The same promise across replicas: SET NX with an expiry, one key per event. While Redis is
@@ -38,7 +43,14 @@ class RedisSeen:
     def __init__(self, shared, prefix: str, ttl: float, local: SeenCache):
         self.shared, self.prefix, self.ttl, self.local = shared, prefix, max(1, int(ttl)), local
 
+    def _name(self, key: Hashable) -> str:
+        return self.prefix + (":".join(map(str, key)) if isinstance(key, tuple) else str(key))
+
     def first_time(self, key: Hashable) -> bool:
-        name = self.prefix + (":".join(map(str, key)) if isinstance(key, tuple) else str(key))
+        name = self._name(key)
         return self.shared.run(lambda r: bool(r.set(name, 1, nx=True, ex=self.ttl)),
                                lambda: self.local.first_time(key))
+
+    def forget(self, key: Hashable) -> None:
+        name = self._name(key)
+        self.shared.run(lambda r: r.delete(name), lambda: self.local.forget(key))

@@ -17,10 +17,16 @@ from rag_graph.config import Settings
 
 from bot.access import Access
 from bot.shared import SharedState
+from bot.verified import Verified, VerifiedAnswers
 
 # A click claims its question for this long across replicas; after that the stored record decides.
 CLAIM_SECONDS = 24 * 3600
 REINDEX_WAIT = 120.0  # seconds a save waits for a running reload before indexing its document
+# What the clicker alone is told, on every platform.
+NO_EXPERTS = "No experts are set up for this channel, so there is no one I can ask."
+SAVE_REFUSED = "Only the {group} experts and Citebot admins can save an answer as verified."
+ALREADY_SAVED = "This answer was saved as a verified answer already."
+GONE = "I no longer have this question on record, so I can't do that."
 
 
 def question_key(platform: str, place: str, thread: str, question: str) -> str:
@@ -36,6 +42,7 @@ class ExpertReply:
 
     expert: str
     text: str
+    name: str = ""  # how the platform showed the expert (Teams sends it; Slack is asked at save time)
 
 
 class Escalations:
@@ -51,6 +58,10 @@ class Escalations:
     def claim(self, key: str) -> bool:
         """True for the first click on this question (here or on another replica), else False."""
         return self.get(key) is None and self.claims.first_time(("escalation", key))
+
+    def release(self, key: str) -> None:
+        """The claimed escalation could not be posted: the next click tries again."""
+        self.claims.forget(("escalation", key))
 
     def open(self, record: dict) -> dict:
         record = {"time": datetime.now(timezone.utc).isoformat(timespec="seconds"), "replies": [],
@@ -91,6 +102,30 @@ def may_verify(access: Access, place: str, user: str, admins: Iterable[str],
     if user in set(admins):
         return True
     return bool(experts) and experts.group.lower() in access.for_user(user, members).audiences
+
+
+def claim_save(escalations: Escalations, access: Access, key, position, user: str | None, admins: Iterable[str],
+               members: Callable[[str], Iterable[str]] = lambda usergroup: ()) -> tuple[dict | None, str | None]:
+    """A "Save as verified answer" click: the escalation record it may save, or why not (the
+    clicker's message). A click without a known clicker, or on a reply no longer on record, is
+    refused; the first allowed click claims the save, so two clicks save once."""
+    record = escalations.get(str(key))
+    if not record or not isinstance(position, int) or not 0 <= position < len(record["replies"]):
+        return None, GONE
+    if not may_verify(access, record["channel"], user or "", admins, members):
+        return None, SAVE_REFUSED.format(group=record["group"])
+    if not escalations.mark_saved(record["key"], position):
+        return None, ALREADY_SAVED
+    return record, None
+
+
+def save_verified(verified: VerifiedAnswers, engine, shared: SharedState, record: dict, position: int,
+                  expert_name: str, saved_by: str, permalink: str) -> Verified:
+    """Writes the reply as a verified answer for the place's audience and indexes it at once."""
+    reply = record["replies"][position]
+    saved = verified.save(record["question"], reply["text"], expert_name, saved_by, record["audience"], permalink)
+    wait_and_reindex(engine, shared)
+    return saved
 
 
 def wait_and_reindex(engine, shared: SharedState) -> None:

@@ -1,7 +1,9 @@
 """A local fake of the Bot Connector service Teams hands a bot in each activity's `serviceUrl`:
 it records every activity the bot POSTs (send / reply) or PUTs (update) under
 /v3/conversations/{id}/activities and answers with a new activity id, the way the real service
-does. A real HTTP server in a thread, so the SDK's own connector client runs unmodified.
+does. POST /v3/conversations with `isGroup` and `channelData.channel.id` starts a new thread in
+that channel: its first message is the request's `activity`, the answer names the thread
+(`<channel>;messageid=<id>`) and that message (`activityId`), as Teams does. A real HTTP server in a thread, so the SDK's own connector client runs unmodified.
 
 Usage::
 
@@ -22,6 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 from urllib.parse import unquote, urlsplit
 
+_CONVERSATIONS = "/v3/conversations"
 _ACTIVITIES = re.compile(r"^/v3/conversations/(?P<conversation>.+?)/activities(?:/(?P<activity_id>[^/]+))?$")
 
 
@@ -36,6 +39,7 @@ class Sent:
     id: str  # the id the fake gave it
     authorization: str | None
     time: float
+    created: dict | None = None  # the whole POST /v3/conversations request that started a thread
 
     @property
     def kind(self) -> str:
@@ -51,6 +55,7 @@ class FakeConnector:
         self._sent: list[Sent] = []
         self._changed = threading.Condition()
         self._ids = itertools.count(1)
+        self.not_member = set()  # channels of teams Citebot is not in: starting a thread there is refused
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -61,6 +66,9 @@ class FakeConnector:
                 match = _ACTIVITIES.match(unquote(urlsplit(self.path).path))
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}") if length else {}
+                if self.command == "POST" and urlsplit(self.path).path.rstrip("/") == _CONVERSATIONS:
+                    self._create(body)
+                    return
                 if not match or self.command not in ("POST", "PUT"):
                     self._answer(404, {"error": {"code": "NotFound", "message": self.path}})
                     return
@@ -70,6 +78,23 @@ class FakeConnector:
                 self._answer(200 if self.command == "PUT" else 201, {"id": new_id})
 
             do_POST = do_PUT = _handle
+
+            def _create(self, body: dict):
+                """A new thread in a channel (the only group conversation a bot may start)."""
+                channel = ((body.get("channelData") or {}).get("channel") or {}).get("id")
+                if not body.get("isGroup") or not channel or not isinstance(body.get("activity"), dict):
+                    self._answer(400, {"error": {"code": "BadSyntax", "message": "isGroup, channelData.channel.id "
+                                                                                  "and activity are required"}})
+                    return
+                if channel in fake.not_member:
+                    self._answer(403, {"error": {"code": "BotNotInConversationRoster",
+                                                 "message": "The bot is not part of the conversation roster."}})
+                    return
+                first = f"{next(fake._ids) + 1_700_000_000_000}"
+                thread = f"{channel};messageid={first}"
+                fake._record(Sent("POST", thread, None, body["activity"], first,
+                                  self.headers.get("Authorization"), time.time(), created=body))
+                self._answer(201, {"id": thread, "activityId": first})
 
             def _answer(self, status: int, payload: dict):
                 data = json.dumps(payload).encode()

@@ -13,7 +13,8 @@ from slack_sdk.errors import SlackApiError
 from rag_graph.config import Settings
 
 from bot.access import Access
-from bot.experts import Escalations, ExpertReply, may_verify, question_key, wait_and_reindex
+from bot.experts import (GONE, NO_EXPERTS, Escalations, ExpertReply, claim_save, question_key,
+                         save_verified)
 from bot.shared import SharedState
 from bot.slack.render import MAX_BUTTON_VALUE, escape, link, split_text
 from bot.slack.threads import PEOPLE_SUBTYPES, plain_text
@@ -22,10 +23,6 @@ from bot.verified import VerifiedAnswers
 log = logging.getLogger(__name__)
 ESCALATE_ACTION = "escalate"
 SAVE_ACTION = "save_answer"
-NO_EXPERTS = "No experts are set up for this channel, so there is no one I can ask."
-SAVE_REFUSED = "Only the {group} experts and Citebot admins can save an answer as verified."
-ALREADY_SAVED = "This answer was saved as a verified answer already."
-GONE = "I no longer have this question on record, so I can't do that."
 
 
 def _button(text: str, action: str, value: dict, style: str | None = None) -> dict:
@@ -101,6 +98,7 @@ class SlackExperts:
             posted = client.chat_postMessage(channel=experts.channel, **self._question_post(info, asker, permalink))
         except SlackApiError as error:
             log.error("cannot post to the experts' channel %s: %s", experts.channel, error.response.get("error"))
+            self.escalations.release(key)
             return f"I couldn't post in <#{experts.channel}> ({error.response.get('error')}): an admin must invite me there."
         self.escalations.open({
             "key": key, "platform": "slack", "channel": channel, "thread": thread, "question": question,
@@ -156,18 +154,14 @@ class SlackExperts:
 
     def save(self, client: WebClient, user: str, action: dict) -> str | None:
         info = _value(action)
-        record = self.escalations.get(str(info.get("k")))
-        position = info.get("n")
-        if not record or not isinstance(position, int) or not 0 <= position < len(record["replies"]):
-            return GONE
-        if not may_verify(self.access, record["channel"], user, self.settings.admin_user_ids, self.usergroups):
-            return SAVE_REFUSED.format(group=record["group"])
-        if not self.escalations.mark_saved(record["key"], position):
-            return ALREADY_SAVED
-        reply = record["replies"][position]
-        verified = self.verified.save(record["question"], reply["text"], self._name(client, reply["expert"]),
-                                      user, record["audience"], self._permalink(client, record["channel"], record["thread"]))
-        wait_and_reindex(self.engine, self.shared)
+        record, refusal = claim_save(self.escalations, self.access, info.get("k"), info.get("n"), user,
+                                     (*self.settings.slack_admin_ids, *self.settings.admin_user_ids), self.usergroups)
+        if refusal:
+            return refusal
+        reply = record["replies"][info["n"]]
+        verified = save_verified(self.verified, self.engine, self.shared, record, info["n"],
+                                 self._name(client, reply["expert"]), user,
+                                 self._permalink(client, record["channel"], record["thread"]))
         log.info("verified answer %s saved by %s", verified.source_id, user)
         whose = "their" if user == reply["expert"] else f"<@{reply['expert']}>'s"
         self._say(client, record["channel"], record["thread"],

@@ -13,6 +13,7 @@ from microsoft_agents.authentication.msal import MsalConnectionManager
 from microsoft_agents.hosting.aiohttp import (CloudAdapter, jwt_authorization_decorator, jwt_authorization_middleware,
                                               start_agent_process)
 from microsoft_agents.hosting.core import AgentApplication, MemoryStorage, TurnState
+from microsoft_agents.hosting.core.app import ProactiveOptions
 
 from rag_graph.config import Settings
 
@@ -24,6 +25,7 @@ from bot.gaps import gap_log
 from bot.shared import SharedState
 from bot.teams import identity
 from bot.teams.conversation import MARKUP, TeamsConversations
+from bot.teams.experts import ESCALATE_VERB, SAVE_VERB, TeamsExperts
 
 log = logging.getLogger(__name__)
 MESSAGES_PATH = "/api/messages"
@@ -71,17 +73,22 @@ def messages_handler(settings: Settings, engine, config: dict, shared: SharedSta
     connections = MsalConnectionManager(**config)
     adapter = CloudAdapter(connection_manager=connections)
     # Typing is shown by the proactive turn that answers, not by the turn that only schedules it.
+    # Proactive sends (to the experts' channel, back to the asker) take the stored Conversation
+    # itself, kept in the shared escalation records; the SDK's storage holds none of them.
     agent = AgentApplication[TurnState](storage=MemoryStorage(), connection_manager=connections,
-                                        start_typing_timer=False, **config)
+                                        start_typing_timer=False, proactive=ProactiveOptions(), **config)
     gaps = gap_log(settings, shared)
+    access = access_file(settings.access_path)
+    experts = TeamsExperts(settings, engine, shared, access, agent.proactive, adapter)
     conversations = TeamsConversations(Answering(engine, gaps, settings.ask_hint), settings,
                                        Admin(settings, engine, shared, MARKUP, platform="teams"),
                                        shared.memory(settings.history_turns),
-                                       feedback_log(settings, shared), shared.seen(),
-                                       access_file(settings.access_path), gaps)
+                                       feedback_log(settings, shared), shared.seen(), access, gaps, experts)
     agent.before_turn(conversations.first_delivery)
     # Without a handler the SDK answers the feedback invoke with 501.
     agent.invoke("message/submitAction")(conversations.on_feedback)
+    agent.adaptive_card.action_execute(ESCALATE_VERB)(experts.on_escalate)
+    agent.adaptive_card.action_execute(SAVE_VERB)(experts.on_save)
     agent.conversation_update("membersAdded")(conversations.on_members_added)
     agent.activity(ActivityTypes.message)(conversations.on_message)
 

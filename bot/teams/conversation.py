@@ -29,6 +29,7 @@ from bot.feedback import FeedbackLog
 from bot.gaps import GapLog
 from bot.intent import classify
 from bot.memory import ConversationMemory
+from bot.teams.experts import TeamsExperts, place_ids
 from bot.teams.render import escape, escape_markdown, render
 from bot.verified import VerifiedAnswers
 
@@ -67,10 +68,7 @@ def scope_of(activity: Activity, access: Access) -> Scope:
     if kind_of(activity) == "personal":
         user = activity.from_property
         return access.for_user(user.aad_object_id if user else None)
-    data = activity.channel_data if isinstance(activity.channel_data, dict) else {}
-    return access.for_channel((data.get("channel") or {}).get("id") or data.get("teamsChannelId"),
-                              (data.get("team") or {}).get("id") or data.get("teamsTeamId"),
-                              activity.conversation.id.split(";")[0])
+    return access.for_channel(*place_ids(activity))
 
 
 def plain_text(text: str | None) -> str:
@@ -81,10 +79,11 @@ def plain_text(text: str | None) -> str:
 
 class TeamsConversations:
     def __init__(self, answering: Answering, settings: Settings, admin: Admin, memory: ConversationMemory,
-                 feedback: FeedbackLog, seen: SeenCache | RedisSeen, access: Access, gaps: GapLog):
+                 feedback: FeedbackLog, seen: SeenCache | RedisSeen, access: Access, gaps: GapLog,
+                 experts: TeamsExperts):
         self.answering, self.settings, self.admin = answering, settings, admin
         self.memory, self.feedback, self.seen = memory, feedback, seen
-        self.access, self.gaps = access, gaps
+        self.access, self.gaps, self.experts = access, gaps, experts
         self.verified = VerifiedAnswers(settings)  # the mark on answers citing an expert's verified answer
         self._answering = ThreadPoolExecutor(ANSWER_THREADS, thread_name_prefix="citebot-teams")
         self._later: set[asyncio.Task] = set()
@@ -108,6 +107,9 @@ class TeamsConversations:
         others = {m.mentioned.id for m in activity.get_mentions() if m.mentioned} - {activity.recipient.id}
         addressed = kind == "personal" or activity.is_recipient_mentioned()
         question = plain_text(activity.text)
+        if kind == "channel" and question and (escalation := self.experts.escalation_for(activity)):
+            await self.experts.relay(context, escalation, question)  # an expert answered in their thread
+            return
         intent = classify(question)
         if not addressed and (others or kind != "channel" or intent != "question" or not self.memory.turns(key)):
             return  # follow-ups without a mention only in reply chains Citebot already answered in
@@ -148,6 +150,9 @@ class TeamsConversations:
             "conversation": activity.conversation.id, "answer_id": activity.reply_to_id,
             **(self.memory.answer(activity.reply_to_id or "") or {})})
         self.gaps.negative_feedback(record)
+        if record["vote"] == "not_helpful" and kind_of(activity) != "personal" and (
+                offer := self.experts.after_thumbs_down(activity, record.get("question") or "")):
+            await context.send_activity(offer)
         await context.send_activity(Activity(type=ActivityTypes.invoke_response, value=InvokeResponse(status=200)))
 
     async def _command(self, context: TurnContext, command: str) -> None:
@@ -187,7 +192,7 @@ class TeamsConversations:
             # Remembered before it is sent: a reply in the chain the moment the answer shows is a
             # follow-up, and must find the turn (after the send, it raced the next message).
             self.memory.add(question.place, question.text, reply.plain)
-        message = render(reply)
+        message = self.experts.decorate(render(reply), reply, context.activity)
         for mark in self.verified.marks((reply.output or {}).get("citations") or []) if reply.status == "answered" else []:
             message.text += f"\n\n✅ {escape(mark)}"  # an expert's verified answer, within its review date
         sent = await context.send_activity(message)
