@@ -74,9 +74,11 @@ eval-formats: $(STAMP)
 	$(BIN)/python eval/mixed_formats.py
 
 # Label the eval sets' questions through the flow, fit the thread reader (rag_graph/scoring/
-# thread.json) and measure a chunk ranker against the hand weights. Corpora: rag_graph/tools/eval_all.py.
+# thread.json) and measure a chunk ranker and a sentence scorer against the hand weights.
+# Corpora: rag_graph/tools/eval_all.py.
 tune: $(STAMP)
 	$(BIN)/python -m rag_graph.tools.labels
+	$(BIN)/python -m rag_graph.tools.sentence_labels
 	$(BIN)/citebot tune
 
 serve: $(RUNTIME_STAMP)

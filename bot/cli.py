@@ -287,7 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--skip-scale", action="store_true", help="skip the 10k/100k/1M synthetic step")
     bench.add_argument("--repeat", type=int, default=3, help="timed passes over the questions")
     bench.set_defaults(handler=cmd_bench)
-    tune = commands.add_parser("tune", help="fit the thread reader, measure a chunk ranker, on the labeled eval questions")
+    tune = commands.add_parser("tune", help="fit the thread reader, measure a chunk ranker and a sentence scorer, on the labeled eval questions")
     tune.add_argument("--labels", default=".citebot/labels", help="folder built by python -m rag_graph.tools.labels")
     tune.add_argument("--out", help="folder for thread.json (default: the shipped one, in rag_graph/scoring)")
     tune.add_argument("--check", action="store_true", help="report the cross-validated figures, write nothing")

@@ -197,6 +197,21 @@ def report(folds: dict, split: dict, gate: dict) -> str:
     return "\n".join(lines)
 
 
+def measure_sentence_choice(folder: Path, exclude: list[str]) -> bool:
+    """Reports a sentence scorer fitted on the labeled sentences (`tools.sentence_labels`)
+    against the writer's hand score; True when it wins on the corpora and on the test halves by
+    0.02 or more (it has not: the writer keeps the hand score)."""
+    from . import sentence_labels, tune_sentences
+
+    records = [r for r in sentence_labels.load(folder) if r["corpus"] not in exclude]
+    if not tune_sentences.choosable(records):
+        return False
+    folds, split = tune_sentences.loco(records), tune_sentences.halves(records)
+    print(tune_sentences.report(folds, split))
+    return (learned_wins(folds, "hand", "learned") and bool(split)
+            and split["test_learned"] - split["test_hand"] >= 0.02)
+
+
 def run(args) -> int:
     from .labels import load, load_turns
 
@@ -209,6 +224,7 @@ def run(args) -> int:
         return 2
     folds, split, gate = loco(records), halves(records), gate_loco(turns)
     print(report(folds, split, gate))
+    choice = measure_sentence_choice(folder, args.exclude)
     if args.check:
         return 0
     exclude = f" --exclude {' '.join(args.exclude)}" if args.exclude else ""
@@ -219,6 +235,8 @@ def run(args) -> int:
     # only the thread reader is written.
     if learned_wins(folds, "hand_mrr", "learned_mrr"):
         print("chunk ranking: the fit beats the hand weights held out; wire it into the flow to ship it")
+    if choice:
+        print("sentence choice: the fit beats the hand score held out; wire it into the writer to ship it")
     learned_gate = learned_wins(gate, "hand_accuracy", "learned_accuracy")
     thread = {**provenance, "turns": len(turns), "chosen": "learned" if learned_gate else "hand",
               **(fit_gate(turns) if learned_gate else hand_gate()).as_dict(), "leave_one_corpus_out": gate,

@@ -45,11 +45,11 @@ class ExtractiveGenerator:
         found = self._candidates(question, context, weights)
         if not found:
             return {"answer": "", "sentences": []}
-        pool = self._rescored(question, found, context)
+        pool = sorted(self.scored_pool(question, found, context)[0], key=lambda c: -c.score)  # best first
         # A multi-part question is covered part by part; otherwise any sentence that adds an
         # unanswered side of the question may join.
         asker = split_follow_up(question)[0]
-        picked = pick(sorted(pool, key=lambda c: -c.score), found, weights, self.tuning, others=not parts,
+        picked = pick(pool, found, weights, self.tuning, others=not parts,
                       asked=set(terms(asker)), procedure=bool(ASKS_PROCEDURE.search(asker)))
         # The part the picked sentences answer least goes first: with room for one more sentence,
         # the turnstiles of "…fingerprinted for my badge, and where do I get it working on the
@@ -64,17 +64,21 @@ class ExtractiveGenerator:
                 picked.append(answer)
         return compose(picked, context, parts, self.tuning, self._parts_answered)
 
-    def _rescored(self, question: str, found: list[Candidate], context: list[dict]) -> list[Candidate]:
+    def scored_pool(self, question: str, found: list[Candidate],
+                    context: list[dict]) -> tuple[list[Candidate], list[float], list[float]]:
         """The best few candidates, their scores raised by the sentence's closeness in meaning to
-        the question (one embedding, and late interaction token by token)."""
+        the question (one embedding, and late interaction token by token), with those two
+        measures of each (what `answer.choice.measure` reads)."""
         pool = sorted(found, key=lambda c: -c.score)[: self.tuning.semantic_pool]
+        similarity = late = [0.0] * len(pool)
         if self.embedder is not None:
-            vectors = self.embedder.encode_passages([c.text for c in pool])
-            for candidate, similarity in zip(pool, vectors @ self.embedder.encode_query(question)):
-                candidate.score += self.tuning.semantic_weight * float(similarity)
-            for candidate, late in zip(pool, self._late_interaction(question, pool, context)):
-                candidate.score += self.tuning.sentence_late_weight * late
-        return pool
+            similarity = (self.embedder.encode_passages([c.text for c in pool])
+                          @ self.embedder.encode_query(question)).tolist()
+            late = self._late_interaction(question, pool, context)
+            for candidate, close, fine in zip(pool, similarity, late):
+                candidate.score += self.tuning.semantic_weight * close
+                candidate.score += self.tuning.sentence_late_weight * fine
+        return pool, similarity, late
 
     def _late_interaction(self, question: str, pool: list[Candidate], context: list[dict]) -> list[float]:
         """Each sentence's mean, over the question's tokens, of the best cosine to one of its own

@@ -1,0 +1,91 @@
+"""The labeled sentences `citebot tune` fits the sentence scorer on, built from the question
+sets in eval/ by one command:
+
+    python -m rag_graph.tools.sentence_labels --out .citebot/labels --db DIR
+
+Every question is asked through the real flow (`Engine.run`, with its thread history); the
+offline writer's pool for the context the flow assembled (the question and parts the flow gave
+the writer) is measured (`answer.choice.measure`) and each sentence labeled with the share of
+the question's keywords its text holds (`citebot eval`'s matching). One `<set>.sentences.jsonl`
+per set, reused while the set file is unchanged (`--force` rebuilds).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..answer.choice import measured_pool
+from ..config import Settings
+from .eval_all import CORPORA, ROOT, SETS
+from .evaluation import contains, load_cases
+from .labels import file_hash
+
+
+def label_case(engine, case) -> dict:
+    state = engine.run(case.question, case.history)
+    question = state.get("retrieval_query") if case.history else state.get("normalized_query")
+    context, parts = state.get("context") or [], state.get("sub_questions") or []
+    pool = []
+    if context and engine._offline is not None and question:
+        pool = [{"text": c.text, "chunk_id": c.chunk_id, **m,
+                 "label": round(sum(contains(c.text, k) for k in case.keywords) / len(case.keywords), 4)
+                 if case.answerable and case.keywords else 0.0}
+                for c, m in zip(*measured_pool(engine._offline, question, context))]
+    output = state.get("final_output") or {}
+    return {"question": case.question, "category": case.category, "split": case.split,
+            "answerable": case.answerable, "keywords": case.keywords, "parts": len(parts),
+            "status": output.get("status"), "answer": output.get("answer", ""), "pool": pool}
+
+
+def build_set(name: str, db: Path, out: Path, force: bool) -> Path | None:
+    corpus = CORPORA[SETS[name]]
+    tests = ROOT / "eval" / f"{name}.jsonl"
+    target = out / f"{name}.sentences.jsonl"
+    stamp = json.dumps({"stamp": file_hash(tests)})
+    if not corpus.is_dir():
+        print(f"skipped {name}: no corpus at {corpus}")
+        return None
+    if target.exists() and not force and target.read_text().split("\n", 1)[0] == stamp:
+        print(f"{name}: cached")
+        return target
+    from ..engine import Engine
+
+    engine = Engine(Settings.from_env(corpus=corpus, db=str(db / SETS[name])))
+    engine.refresh()
+    engine.warm_up()
+    cases = load_cases(tests)
+    out.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps({"set": name, "corpus": SETS[name], **label_case(engine, case)}, ensure_ascii=False)
+             for case in cases]
+    target.write_text("\n".join([stamp, *lines]) + "\n")
+    print(f"{name}: {len(cases)} questions, sentences labeled", flush=True)
+    return target
+
+
+def load(out: Path, names=None) -> list[dict]:
+    """The labeled questions (with their writer's pool) of every set built into `out`."""
+    records = []
+    for name in names or SETS:
+        path = out / f"{name}.sentences.jsonl"
+        if path.exists():
+            records += [json.loads(line) for line in path.read_text().splitlines()[1:] if line.strip()]
+    return records
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=".citebot/labels", help="folder for one labeled JSONL per set")
+    parser.add_argument("--db", default=".citebot/eval-indexes", help="folder for one index per corpus")
+    parser.add_argument("--only", nargs="*", help="set names (default: all nine)")
+    parser.add_argument("--force", action="store_true", help="rebuild sets already labeled")
+    args = parser.parse_args(argv)
+    for name in SETS:
+        if not args.only or name in args.only:
+            build_set(name, Path(args.db), Path(args.out), args.force)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
