@@ -15,7 +15,7 @@ from rag_graph.config import Settings, SettingsError
 from rag_graph.engine import Engine
 from rag_graph.errors import ModelError, RefreshError, RefreshInProgress
 from rag_graph.tools.evaluation import SPLITS
-from bot.reply import CLOSEST, label
+from bot.reply import CLOSEST, label, with_notes
 
 log = logging.getLogger("citebot")
 
@@ -65,7 +65,7 @@ def _access(args):
 
 
 def format_answer(output: dict) -> str:
-    lines = [output["answer"]]
+    lines = [with_notes(output)]
     if output["citations"]:
         lines.append("Sources:")
         for c in output["citations"]:
@@ -156,7 +156,7 @@ def cmd_chat(args) -> int:
             break
         output = engine.ask(question, history, access=access)
         print(("" if interactive else f"> {question}\n") + format_answer(output) + "\n", flush=True)
-        history += [{"role": "user", "content": question}, {"role": "assistant", "content": output["answer"]}]
+        history += [{"role": "user", "content": question}, {"role": "assistant", "content": with_notes(output)}]
         history = history[-2 * engine.settings.history_turns:]
     return 0
 
@@ -179,7 +179,7 @@ def cmd_demo(args) -> int:
         output = engine.ask(question, history)
         latencies.append((time.perf_counter() - started) * 1000)
         print(f"Q: {question}\n{format_answer(output)} ({latencies[-1]:.0f} ms)\n")
-        history += [{"role": "user", "content": question}, {"role": "assistant", "content": output["answer"]}]
+        history += [{"role": "user", "content": question}, {"role": "assistant", "content": with_notes(output)}]
     print(f"Median answer time, warm and in-process: {statistics.median(latencies):.0f} ms")
     return 0
 

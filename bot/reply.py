@@ -1,5 +1,5 @@
 """What Citebot says, whatever the platform: the graph's final_output turned into a reply model
-(answer sentences with the sources they rest on, the conflict note, "I don't know" with the gap
+(answer sentences with the sources they rest on, the notes on it, "I don't know" with the gap
 and where to ask, or an apology) and the wording both platforms share. Slack renders it as Block
 Kit, Teams as an AI message with [n] citations; neither invents its own words for these."""
 from __future__ import annotations
@@ -45,9 +45,9 @@ class Sentence:
 @dataclass(frozen=True)
 class Reply:
     status: str  # answered | insufficient_context | failed
-    text: str  # the answer as the graph wrote it, conflict note included
+    text: str  # the answer with its note in brackets after it (with_notes)
     body: str  # the answer without the note
-    note: str  # the conflict note, "" when sources agreed
+    note: str  # the graph's notes as one ("" when it had none): a typo's reading, a superseded source
     sentences: tuple[Sentence, ...]
     sources: tuple[Source, ...]
     gap: str
@@ -78,13 +78,20 @@ def label(citation: dict) -> str:
         or citation.get("source_id", "")
 
 
-def split_note(answer: str) -> tuple[str, str]:
-    # The graph appends its conflict note to the answer as "(Note: …)"; the bot shows it apart
-    # so the answer reads cleanly. Any other shape simply stays in the answer.
-    start = answer.rfind("(Note: ")
-    if start > 0 and answer.rstrip().endswith(")"):
-        return answer[:start].rstrip(), answer[start + 1:].rstrip()[:-1]
-    return answer, ""
+def note_text(notes: list[str]) -> str:
+    """The graph's notes on an answer (`final_output["notes"]`) as one note: "Note: I read
+    “vacaton” as “vacation”. An archived source, … supersedes it." ("" when there are none)."""
+    notes = [note.rstrip(".") if at < len(notes) - 1 else note for at, note in enumerate(notes)]
+    joined = ". ".join([*notes[:1], *(note[0].upper() + note[1:] for note in notes[1:])])
+    return f"Note: {joined}" if joined else ""
+
+
+def with_notes(output: dict) -> str:
+    """The answer with its note after it in brackets, as one line of text: what a plain-text
+    reader (the CLI, a notification) shows, and what the next turn reads back."""
+    note = note_text(output.get("notes") or [])
+    answer = output.get("answer") or ""
+    return f"{answer} ({note})" if note else answer
 
 
 def _sources(citations: list[dict]) -> tuple[tuple[Source, ...], dict[str, int]]:
@@ -103,8 +110,9 @@ def build_reply(output: dict, ref: str, question: str = "", ask_hint: str = "",
     status = output.get("status") or "failed"
     citations = (output.get("citations") or []) if status == "answered" else []
     sources, position = _sources(citations)
-    text = output.get("answer") or ""
-    body, note = split_note(text) if status == "answered" else (text, "")
+    body = output.get("answer") or ""
+    note = note_text(output.get("notes") or []) if status == "answered" else ""
+    text = with_notes(output) if status == "answered" else body
     if status == "failed":
         body = text or SORRY
     marked = tuple(Sentence(s["text"], tuple(sorted({position[c] for c in s.get("chunk_ids", []) if c in position})))

@@ -38,7 +38,7 @@ def chat_engine(engine: Engine, base_url: str, timeout: float = 20.0, db: str | 
 
 
 def offline(output: dict) -> bool:
-    return FALLBACK in output["answer"].lower()
+    return any(FALLBACK in note.lower() for note in output["notes"])
 
 
 def test_a_model_that_never_cites_still_answers_with_the_chunk_that_supports_it(engine):
@@ -46,7 +46,7 @@ def test_a_model_that_never_cites_still_answers_with_the_chunk_that_supports_it(
         output = chat_engine(engine, server.base_url).ask(QUESTION)
         request = json.loads(server.requests[0])
     assert output["status"] == "answered" and output["citations"] and not offline(output), output
-    assert output["answer"].split(" (Note")[0] in server.prompts()[0]  # the model's sentence, shown
+    assert output["answer"] in server.prompts()[0]  # the model's sentence, shown
     assert request.get("max_completion_tokens", request.get("max_tokens")) == 400 and request["model"] == "test-model"
 
 

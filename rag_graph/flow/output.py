@@ -16,7 +16,7 @@ GENERIC_FAILURE = "Something went wrong while I was looking this up. Please try 
 
 def final_output(state: State, status: str, answer: str, citations=(), confidence: float = 0.0,
                  knowledge_gap: str | None = None, closest: Citation | None = None,
-                 trusted: tuple[str, ...] = ()) -> FinalOutput:
+                 trusted: tuple[str, ...] = (), notes: list[str] = ()) -> FinalOutput:
     # A document names its own `url:`, so a cited host proves nothing: links inside the text are
     # kept only for the hosts the admin trusts (CITEBOT_LINK_HOSTS and CITEBOT_SOURCE_URL's host);
     # the citation's own link stays clickable as the citation.
@@ -34,6 +34,7 @@ def final_output(state: State, status: str, answer: str, citations=(), confidenc
         "grounding_status": state.get("grounding_status", "not_checked"),
         "knowledge_gap": clean_for_user(knowledge_gap, []) if knowledge_gap else None,
         "closest": cleaned(closest) if closest else None,
+        "notes": [clean_for_user(note, [], trusted) for note in notes],
         # Error codes only: details (stack traces, rows) stay in the log.
         "errors": [error.split(":")[0] if not error.startswith("invalid_input") else error
                    for error in state.get("errors", [])],

@@ -31,6 +31,9 @@ class FinalOutput(TypedDict):
     grounding_status: Grounding
     knowledge_gap: str | None
     closest: Citation | None  # a decline's nearest section, the one its knowledge gap names
+    # Said about an answer, apart from it: how a typo was read, a superseded source that
+    # disagreed, a writer that was unavailable. Each a phrase; the chat adapters show them apart.
+    notes: list[str]
     errors: list[str]
 
 

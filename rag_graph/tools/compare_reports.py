@@ -2,7 +2,9 @@
 `python -m rag_graph.tools.compare_reports OLD NEW` (two report files, or two folders of them).
 
 A restructure must change no answer: every field of `final_output` is compared except the
-timing. Exit 1 when any question differs, so a script can stop on it.
+timing. Exit 1 when any question differs, so a script can stop on it. Reports written before
+`notes` became a field of `final_output` carried the notes in the answer, after it in brackets;
+both shapes are compared in that one (`_as_one_text`), so a report of either age compares.
 """
 from __future__ import annotations
 
@@ -18,8 +20,19 @@ def _outputs(path: Path) -> dict[str, dict]:
     outputs = {}
     for entry in report["questions"]:
         key = entry["question"] + "".join(f" | {turn['content']}" for turn in entry.get("history") or [])
-        outputs[key] = {k: v for k, v in entry["final_output"].items() if k not in IGNORED}
+        outputs[key] = _as_one_text({k: v for k, v in entry["final_output"].items() if k not in IGNORED})
     return outputs
+
+
+def _as_one_text(output: dict) -> dict:
+    """The output with its notes in the answer, as finalize_answer wrote them until they became
+    a field: "<answer> (Note: <first>. <Second>…)"."""
+    notes = output.pop("notes", None) or []
+    notes = [note.rstrip(".") if at < len(notes) - 1 else note for at, note in enumerate(notes)]
+    if notes:
+        joined = ". ".join([*notes[:1], *(note[0].upper() + note[1:] for note in notes[1:])])
+        output["answer"] = f"{output['answer']} (Note: {joined})"
+    return output
 
 
 def compare(old: Path, new: Path) -> list[str]:

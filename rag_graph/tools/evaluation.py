@@ -181,7 +181,8 @@ def score_question(case: Case, texts: list[str], output: dict, context_ids: list
                    latency_ms: float) -> dict:
     scores = score_retrieval(case, texts, k)
     scores.update({
-        "answer_recall": answer_recall(output.get("answer", ""), case.keywords)
+        # what the asker reads: the answer and the notes shown with it
+        "answer_recall": answer_recall(" ".join([output.get("answer", ""), *(output.get("notes") or [])]), case.keywords)
         if case.answerable and case.keywords else None,
         "answered": output.get("status") == "answered" if case.answerable else None,
         "abstained": abstained(output) if not case.answerable else None,

@@ -6,8 +6,8 @@ from slack_sdk.models.blocks import Block
 from bot.slack.render import MAX_BLOCKS, MAX_BUTTON_VALUE, MAX_SECTION, apology, render_answer, split_text
 
 
-def answered(answer="Up to 3 days a week.", citations=None):
-    return {"status": "answered", "answer": answer, "confidence": 0.9, "retrieval_attempts": 1,
+def answered(answer="Up to 3 days a week.", citations=None, notes=()):
+    return {"status": "answered", "answer": answer, "notes": list(notes), "confidence": 0.9, "retrieval_attempts": 1,
             "retrieved_sources": [], "grounding_status": "grounded", "knowledge_gap": None, "errors": [],
             "citations": citations if citations is not None else [
                 {"source_id": "hb", "title": "Employee Handbook 2025", "section": "Remote Work",
@@ -77,8 +77,8 @@ def test_a_citation_without_a_usable_url_is_plain_text_never_a_broken_link():
 
 
 def test_the_conflict_note_is_shown_apart_from_the_answer():
-    message = render_answer(answered("Up to 3 days. (Note: an archived source, Blog, 2020, said 2 days; "
-                                     "Handbook supersedes it.)"), ref="r")
+    message = render_answer(answered("Up to 3 days.", notes=["an archived source, Blog, 2020, said 2 days; "
+                                                             "Handbook supersedes it."]), ref="r")
     assert message["blocks"][0]["text"]["text"] == "Up to 3 days."
     assert message["blocks"][1]["elements"][0]["text"].startswith(":information_source: Note: an archived")
 
@@ -105,7 +105,7 @@ def test_native_feedback_buttons_carry_the_vote_and_the_answer_reference():
 
 
 def test_every_answer_block_is_valid_block_kit_by_slack_sdks_models():
-    noted = answered("Up to 3 days a week. (Note: an older source said 2 days; the 2025 handbook supersedes it.)")
+    noted = answered("Up to 3 days a week.", notes=["an older source said 2 days; the 2025 handbook supersedes it."])
     dont_know = {**answered(), "status": "insufficient_context", "citations": [], "knowledge_gap": "No contractors."}
     for output in (noted, dont_know):
         for block in render_answer(output, ref="abc123", question="How many days?", ask_hint="#hr")["blocks"]:
@@ -118,3 +118,14 @@ def test_a_failed_run_and_a_crash_both_read_as_an_apology_with_the_reference():
     failed = {**answered(), "status": "failed", "citations": [], "answer": "The knowledge base is empty right now."}
     assert "quote reference `r1`" in "\n".join(texts(render_answer(failed, ref="r1")))
     assert "Sorry" in apology("r2")["text"] and "`r2`" in "\n".join(texts(apology("r2")))
+
+
+def test_the_graphs_notes_are_one_note_apart_from_the_answer_and_the_next_turn_reads_both():
+    from bot.reply import build_reply
+
+    reply = build_reply(answered("Up to 3 days a week.", notes=[
+        "I read “remotly” as “remotely”", "an archived source said 2 days; “Handbook” supersedes it."]), ref="r")
+    assert reply.body == "Up to 3 days a week."
+    assert reply.note == "Note: I read “remotly” as “remotely”. An archived source said 2 days; “Handbook” supersedes it."
+    assert reply.plain == f"Up to 3 days a week. ({reply.note})"  # what the thread's next turn reads
+    assert build_reply(answered("Up to 3 days a week."), ref="r").plain == "Up to 3 days a week."

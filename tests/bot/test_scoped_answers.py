@@ -99,8 +99,9 @@ def test_a_canary_appears_only_where_its_document_is_allowed(engine, public_twin
     # (for the channel limited to engineering/**, the same index limited the same way).
     twin = ask(public_twin, form, scope)["final_output"]
     output = state["final_output"]
-    assert (output["status"], output["answer"], output["citations"], output["knowledge_gap"], output["closest"]) == \
-           (twin["status"], twin["answer"], twin["citations"], twin["knowledge_gap"], twin["closest"])
+    assert (output["status"], output["answer"], output["notes"], output["citations"], output["knowledge_gap"],
+            output["closest"]) == \
+           (twin["status"], twin["answer"], twin["notes"], twin["citations"], twin["knowledge_gap"], twin["closest"])
     if form in ("direct", "paraphrase", "follow-up"):
         assert output["status"] == "insufficient_context" and output["answer"].startswith("I don't know")
 

@@ -36,7 +36,7 @@ def test_a_question_with_typos_is_answered_as_if_spelt_right(engine):
     assert out["status"] == "answered" and "$325" in out["answer"], out["knowledge_gap"]
     assert state["normalized_query"] == "what's the hotel cap per night in London?"
     # and the asker is told how the question was read
-    assert out["answer"].endswith("(Note: I read “nigth” as “night”, “Londn” as “London”)")
+    assert out["notes"] == ["I read “nigth” as “night”, “Londn” as “London”"] and "I read" not in out["answer"]
 
 
 def test_a_question_declined_after_a_correction_says_how_it_was_read(engine):

@@ -44,14 +44,12 @@ def finalize_answer(state: State, runtime: Runtime[Deps]) -> dict:
     confidence = (tuning.confidence_similarity_weight * min(1.0, best.get("similarity", 0.0) / tuning.confidence_similarity_scale)
                   + tuning.confidence_coverage_weight * best.get("coverage", 0.0) + tuning.confidence_base
                   - (tuning.confidence_conflict_penalty if state.get("contradictions") else 0.0))
-    # One note after the answer, which the chat adapters show apart from it.
+    # Notes are said apart from the answer (the chat adapters show them under it).
     writer = WRITER_NOTE if state.get("writer_unavailable") else ""
     notes = [note for note in (_reading(state), _conflict_note(state, cited), writer) if note]
-    notes = [note.rstrip(".") if at < len(notes) - 1 else note for at, note in enumerate(notes)]
-    joined = ". ".join([*notes[:1], *(note[0].upper() + note[1:] for note in notes[1:])])
-    answer = state["draft_answer"]["answer"] + (f" (Note: {joined})" if notes else "")
-    output = final_output(state, "answered", answer, citations, max(0.0, min(confidence, tuning.confidence_cap)),
-                          trusted=runtime.context.link_hosts)
+    output = final_output(state, "answered", state["draft_answer"]["answer"], citations,
+                          max(0.0, min(confidence, tuning.confidence_cap)), trusted=runtime.context.link_hosts,
+                          notes=notes)
     return {"confidence": output["confidence"], "final_output": output}
 
 
