@@ -19,7 +19,7 @@ from rag_graph.config import Settings
 from rag_graph.engine import Engine, check_sources
 from rag_graph.errors import RefreshError
 
-from bot import metrics, sources
+from bot import heap, metrics, sources
 from bot.access import Access
 from bot.metrics import Metered
 from bot.shared import SharedState
@@ -85,6 +85,7 @@ def _engine(settings: Settings, shared: SharedState):
             print(f"Indexed {stats.documents} documents, {stats.chunks} chunks "
                   f"({stats.embedded} embedded) from {settings.documents}", flush=True)
     engine.warm_up()
+    heap.give_back()  # what checking the index and loading the model freed
     return engine
 
 
@@ -172,12 +173,13 @@ def serve(settings: Settings, env: Mapping[str, str] | None = None) -> int:
         print(f"error: {problem}", file=sys.stderr)
         return 2
     Access.load(settings.access_path)  # a bad access file stops us before anything is indexed
+    heap.limit_arenas()  # before any thread starts
     folder_of(settings)  # so does a verified-answers folder outside the corpus
     check_sources(settings)  # so does a bad sources file or a source's missing credentials
     shared = SharedState(settings.redis_url)
     limits, endpoints = Limits.of(settings), Endpoints()
     from bot.slack.app import EVENTS_PATH
-    from bot.teams.app import MESSAGES_PATH
+    from bot.teams import MESSAGES_PATH
 
     teams_auth = auth_config = None
     host = settings.bind or "0.0.0.0"

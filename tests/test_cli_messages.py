@@ -51,6 +51,27 @@ def test_a_tampered_model_file_is_refused_with_one_line_naming_it(tmp_path, smal
     assert "Traceback" not in err
 
 
+def test_a_model_file_changed_after_its_export_was_cached_is_refused(tmp_path, small_corpus, capsys, monkeypatch):
+    """The cached ONNX export is used without reading the model folder; a file changed since
+    (its size or time differ) sends the load back to the folder, whose sums are checked."""
+    copy = tmp_path / "model"
+    shutil.copytree(embeddings.bundled_model_path(), copy)
+    monkeypatch.setattr(embeddings, "bundled_model_path", lambda: str(copy))
+    monkeypatch.setenv("EMBEDDING_MODEL", str(copy))
+    monkeypatch.setenv("CITEBOT_CACHE", str(tmp_path / "cache"))
+    assert main(["index", "--corpus", str(small_corpus), "--db", str(tmp_path / "db")]) == 0
+    assert list((tmp_path / "cache" / "onnx").glob("*.onnx")), "the export is cached"
+    capsys.readouterr()
+    embeddings._load_model.cache_clear()  # as a new process would
+    config = copy / "config.json"
+    config.write_text(config.read_text().replace('"hidden_act": "gelu"', '"hidden_act": "relu"'))
+    code = main(["index", "--corpus", str(small_corpus), "--db", str(tmp_path / "db2")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    [line] = _errors(err)
+    assert line.startswith("error: refusing the embedding model:") and str(config) in line
+
+
 def test_a_model_that_cannot_load_is_one_line_naming_the_setting(tmp_path, small_corpus, capsys, monkeypatch):
     monkeypatch.setenv("EMBEDDING_MODEL", "nonexistent-model")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

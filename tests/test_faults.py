@@ -122,7 +122,7 @@ class FailingEmbedder:
             return self.real.encode(texts[:-1])
         raise {"raise": RuntimeError("CUDA out of memory"), "timeout": TimeoutError("model server timed out")}[self.fault]
 
-    def encode_chunks(self, texts, parts):
+    def encode_chunks(self, texts, parts, progress=None):
         return self.encode(texts), [self.real.encode(p) for p in parts], self.real.encode_chunks(texts, parts)[2]
 
     def encode_query(self, text):

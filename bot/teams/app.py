@@ -23,12 +23,11 @@ from bot.answering import Answering
 from bot.feedback import feedback_log
 from bot.gaps import gap_log
 from bot.shared import SharedState
-from bot.teams import identity
+from bot.teams import MESSAGES_PATH, identity
 from bot.teams.conversation import MARKUP, TeamsConversations
 from bot.teams.experts import ESCALATE_VERB, SAVE_VERB, TeamsExperts
 
 log = logging.getLogger(__name__)
-MESSAGES_PATH = "/api/messages"
 PREFIX = "CONNECTIONS__SERVICE_CONNECTION__SETTINGS__"
 
 

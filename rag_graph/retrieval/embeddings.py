@@ -1,20 +1,24 @@
 """Sentence-transformers embeddings: offline default model, one load per process, batched encoding.
 
-sentence_transformers (and torch with it) is imported only when a vector is first needed, so
-`citebot index` with nothing changed never pays for it."""
+The model is loaded only when a vector is first needed, so `citebot index` with nothing changed
+never pays for it; and once its ONNX export is cached, loading it imports neither torch nor
+sentence-transformers (onnx_encoder.py)."""
 from __future__ import annotations
 
 import os
 import re
+import sys
 import threading
 from collections import OrderedDict
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
 from ..errors import ModelError
+from . import model_files
 
 HUB_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
@@ -34,14 +38,9 @@ def default_model_name() -> str:
 
 
 def _open_model(name: str):
-    """The sentence-transformers model, or ModelError in one line: the bundled model's files must
-    match their pinned sums (model_files.py); any other name must load."""
+    """The sentence-transformers model (torch), or ModelError in one line naming EMBEDDING_MODEL."""
     from sentence_transformers import SentenceTransformer
 
-    from . import model_files
-
-    if name == bundled_model_path():
-        model_files.verify(name)
     try:
         return SentenceTransformer(name, device="cpu")
     except Exception as error:
@@ -58,8 +57,9 @@ _load_lock = threading.Lock()
 
 @lru_cache(maxsize=4)
 def _load_model(name: str):
-    """(the sentence-transformers model, its ONNX Runtime encoder or None): see onnx_encoder.py."""
-    import torch
+    """(the sentence-transformers model or None, its ONNX Runtime encoder or None): the encoder
+    exported by an earlier start needs no torch at all (see onnx_encoder.py); otherwise the model
+    is loaded with torch and exported for the next start."""
     from threadpoolctl import threadpool_limits
 
     from .onnx_encoder import OnnxEncoder
@@ -68,11 +68,18 @@ def _load_model(name: str):
     # own threads: one thread each. Two intra-op threads per tiny call fight every other
     # thread for the cores (measured: 1 query 23-36 ms on one thread, 300-660 ms on two while
     # another process computes). Index builds use every core for their big batches (`all_cores`).
-    torch.set_num_threads(1)
     # The same for numpy's BLAS: late interaction multiplies a question's token vectors with ten
     # chunks' (small matrices), and OpenBLAS's threads spin after each call, taking the other core
     # from the rest of the question (measured on 18F: 74 ms a question with them, 62 without).
     threadpool_limits(1, user_api="blas")
+    cached = OnnxEncoder.cached(name)  # exported from files whose size and time are unchanged since
+    if cached is not None:
+        return None, cached
+    if name == bundled_model_path():  # a changed file (new size or time) is read afresh: check it
+        model_files.verify(name)
+    import torch
+
+    torch.set_num_threads(1)
     model = _open_model(name)
     return model, OnnxEncoder.load(model, name)
 
@@ -88,18 +95,19 @@ SPLIT_AT = 8
 @contextmanager
 def all_cores():
     """Index-time batches (hundreds of long chunks) gain from every core: ONNX Runtime runs
-    batches side by side, torch (the fallback) uses intra-op threads."""
-    import torch
-
+    batches side by side, torch (the fallback, when it is loaded) uses intra-op threads."""
     global _workers
+    torch = sys.modules.get("torch")
     with _build_lock:
         _workers = os.cpu_count() or 1
-        torch.set_num_threads(_workers)
+        if torch is not None:
+            torch.set_num_threads(_workers)
         try:
             yield
         finally:
             _workers = 1
-            torch.set_num_threads(1)
+            if torch is not None:
+                torch.set_num_threads(1)
 
 
 class Embedder:
@@ -108,8 +116,9 @@ class Embedder:
     def __init__(self, model_name: str | None = None, batch_size: int = 64):
         self.model_name = model_name or default_model_name()
         self.batch_size = batch_size
-        self._model = None
+        self._model = None  # the sentence-transformers model, when torch does the work
         self._onnx = None
+        self._loaded = False
         # Follow-ups and rewrites repeat queries; the corpus's sentences recur in the evidence of
         # question after question. A hit saves a model call, the bulk of a question's time.
         self.queries = VectorCache(2048)
@@ -122,28 +131,40 @@ class Embedder:
         self.store = None
 
     @property
-    def model(self):
-        if self._model is None:
+    def loaded(self) -> bool:
+        return self._loaded
+
+    def _load(self) -> None:
+        if not self._loaded:
             with _load_lock:
                 self._model, self._onnx = _load_model(self.model_name)
-        return self._model
+                self._loaded = True
 
     @property
     def dimension(self) -> int:
-        return self.model.get_embedding_dimension()
+        self._load()
+        return self._onnx.dimension if self._onnx is not None else self._model.get_embedding_dimension()
+
+    def offsets(self, texts: list[str]) -> list[list[tuple[int, int]]]:
+        """Each token's character span in its text, as the model reads it ([CLS], [SEP] included)."""
+        self._load()
+        if self._onnx is not None:
+            return self._onnx.tokenizer.offsets(texts)
+        return self._model.tokenizer(texts, return_offsets_mapping=True, truncation=True,
+                                     max_length=self._model.max_seq_length)["offset_mapping"]
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit-length float32 vectors, so a dot product is the cosine similarity."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        model = self.model  # loads the ONNX encoder too, when the model has one
+        self._load()
         if self._onnx is not None:
             workers, batch = _workers, self.batch_size
             if workers == 1 and len(texts) >= SPLIT_AT:
                 workers = os.cpu_count() or 1
                 batch = -(-len(texts) // workers)
             return self._onnx.encode(texts, batch, workers)
-        vectors = model.encode(
+        vectors = self._model.encode(
             texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
             show_progress_bar=False,
         )
@@ -151,26 +172,31 @@ class Embedder:
 
     def token_vectors(self, texts: list[str]) -> list[np.ndarray]:
         """Each text's token vectors as the model outputs them, [CLS] and [SEP] included."""
-        model = self.model
+        self._load()
         if self._onnx is not None:
             return self._onnx.token_vectors(texts, self.batch_size, _workers)
-        return [t.float().numpy() for t in model.encode(
+        return [t.float().numpy() for t in self._model.encode(
             texts, batch_size=self.batch_size, output_value="token_embeddings", show_progress_bar=False)]
 
-    def encode_chunks(self, texts: list[str], parts: list[list[str]]
+    def encode_chunks(self, texts: list[str], parts: list[list[str]], progress: Callable[[int], None] | None = None
                       ) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
         """Index time: the vector of each text, of each of its parts (its sentences) and its
         content tokens (`content_tokens`), from ONE forward pass. A chunk's vector is the mean of
         its token vectors (what `encode` computes); a part's is the mean of the token vectors of
         its span in the text, so the sentences come for free. A part that cannot be found in its
-        text (a table row rewritten as a sentence) is encoded on its own."""
+        text (a table row rewritten as a sentence) is encoded on its own. `progress(n)` is called
+        as each n texts are encoded."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32), [], []
-        model = self.model
+        tokens = []
         with all_cores():
-            tokens = self.token_vectors(texts)
-        offsets = model.tokenizer(texts, return_offsets_mapping=True, truncation=True,
-                                  max_length=model.max_seq_length)["offset_mapping"]
+            # A round of batches (one per core) at a time, so that `progress` hears of each.
+            step = self.batch_size * _workers
+            for start in range(0, len(texts), step):
+                tokens += self.token_vectors(texts[start:start + step])
+                if progress is not None:
+                    progress(len(texts[start:start + step]))
+        offsets = self.offsets(texts)
         vectors = np.zeros((len(texts), tokens[0].shape[1]), dtype=np.float32)
         part_vectors = [np.zeros((len(p), vectors.shape[1]), dtype=np.float32) for p in parts]
         alone = []  # (chunk, part) encoded on their own
@@ -229,9 +255,7 @@ class Embedder:
         its list), the chunk's content tokens that fall inside the run: token vectors read in
         the context of the whole chunk, from the index. None where a sentence is not in the text
         verbatim (a table row rewritten as a sentence) or lies past the tokens the model reads."""
-        model = self.model
-        offsets = model.tokenizer(texts, return_offsets_mapping=True, truncation=True,
-                                  max_length=model.max_seq_length)["offset_mapping"]
+        offsets = self.offsets(texts)
         out = []
         for text, tokens, spans, wanted in zip(texts, self.passage_tokens(texts), offsets, runs):
             spans = np.array(content_tokens_of(spans)[: len(tokens)], dtype=np.int64).reshape(-1, 2)

@@ -29,6 +29,7 @@ from .embeddings import Embedder, checked
 from .entities import EXTRACTOR_VERSION, Gazetteer, extract
 from .entities import rows as entity_rows
 from . import published
+from .progress import Progress
 from ..errors import IndexNotReady, ModelError, RefreshError, RefreshInProgress
 from .ingest import Chunk, Corpus, load_corpus
 from .scope import Scope, ScopedIndex, audience_clause, matches
@@ -451,7 +452,10 @@ class Index:
         and their sentences' vectors (all from the same forward pass) go to the vector store,
         for question-time lookups by text."""
         parts = [list(sentences(chunk.body)) for chunk in chunks]
-        vectors, part_vectors, tokens = self.embedder.encode_chunks([chunk.text for chunk in chunks], parts)
+        progress = Progress([chunk.source_id for chunk in chunks])
+        vectors, part_vectors, tokens = self.embedder.encode_chunks([chunk.text for chunk in chunks], parts,
+                                                                    progress.advance)
+        progress.finish()
         if len(chunks) and (vectors.shape[0] != len(chunks) or not np.isfinite(vectors).all()
                             or [len(p) for p in part_vectors] != [len(p) for p in parts]
                             or not all(np.isfinite(p).all() for p in part_vectors)

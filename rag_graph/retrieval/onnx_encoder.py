@@ -6,29 +6,42 @@ machine); the same session also encodes an index build's batches about 1.3x fast
 weights, same tokenizer, same pooling: the vectors agree with sentence-transformers' to 1e-6,
 so an index built either way serves the other.
 
-The graph is exported from the loaded model once per model and torch version, and kept in the
-user's cache folder (`CITEBOT_CACHE`, else `$XDG_CACHE_HOME/citebot`, else `~/.cache/citebot`).
+The graph is exported from the loaded model once per model and torch version, checked against
+torch's own vectors, and kept in the user's cache folder (`CITEBOT_CACHE`, else
+`$XDG_CACHE_HOME/citebot`, else `~/.cache/citebot`) beside the model's tokenizer and the few
+numbers encoding needs. From then on `OnnxEncoder.cached` runs the model without importing
+torch, transformers or sentence-transformers: those imports were most of a `citebot ask`'s
+start (13 of its 34 s on this machine) and 400 MB of a serving process.
+
 Only the plain pipeline (transformer, mean pooling, optional normalisation) is exported: any
 other model, a failed export, or a graph whose vectors disagree with torch's keeps torch.
 """
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import tempfile
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
 log = logging.getLogger(__name__)
 
-EXPORT_FORMAT = 1  # bump when the exported graph changes shape
+EXPORT_FORMAT = 2  # bump when the exported files change shape (2: tokenizer and settings saved beside)
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-_PROBE = ["Who approves travel requests over the limit?", "parental leave " * 200]
+_PROBE = ["Who approves travel requests over the limit?", "  pto  ", "Wi-Fi & the café: £3,000 — ünïcödé",
+          "parental leave " * 200]
 _AGREEMENT = 0.9999  # least cosine between the graph's vectors and torch's on the probe texts
+# The files of a model folder whose change must mean a new export (a changed file is then checked
+# against its pinned sum again when the model loads, see model_files.py).
+_STAMPED = ("model.safetensors", "pytorch_model.bin", "config.json", "tokenizer.json", "vocab.txt",
+            "tokenizer_config.json", "special_tokens_map.json", "modules.json", "1_Pooling/config.json",
+            "sentence_bert_config.json", "config_sentence_transformers.json")
 
 
 def cache_dir() -> Path:
@@ -46,25 +59,54 @@ def _plain_pipeline(model) -> bool:
     return model[1].get_config_dict().get("pooling_mode") == "mean"
 
 
-def _prepare(model, texts: list[str]) -> dict:
-    """Tokenized as sentence-transformers tokenizes for its own forward pass (same stripping,
-    truncation and padding): `preprocess` since 5.x, `tokenize` before."""
-    return model.preprocess(texts) if hasattr(model, "preprocess") else model.tokenize(texts)
-
-
-def _graph_path(model, name: str) -> Path:
-    import torch
-
-    weights = Path(name) / "model.safetensors"
-    stamp = f"{weights.stat().st_size}:{weights.stat().st_mtime_ns}" if weights.exists() else ""
-    key = f"{EXPORT_FORMAT}|{name}|{stamp}|{torch.__version__}|{model.max_seq_length}"
+def _graph_path(name: str) -> Path:
+    """Where the graph of this model is kept: named by the model, the size and time of each of
+    its files and the torch version (read from the package metadata, so asking costs no import)."""
+    folder = Path(name)
+    stamps = [f"{file}:{path.stat().st_size}:{path.stat().st_mtime_ns}" for file in _STAMPED
+              if (path := folder / file).is_file()]
+    try:
+        torch_version = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        torch_version = ""
+    key = "|".join([str(EXPORT_FORMAT), name, *stamps, torch_version])
     return cache_dir() / "onnx" / f"{hashlib.blake2b(key.encode(), digest_size=12).hexdigest()}.onnx"
+
+
+class Tokenizer:
+    """The model's fast tokenizer (the `tokenizers` library under transformers), called as
+    sentence-transformers calls it: texts stripped, truncated to the model's length, padded to
+    the longest of the batch. Its own lower-casing lives in the tokenizer's normalizer."""
+
+    def __init__(self, backend, max_length: int, pad_id: int):
+        self.backend, self.max_length, self.pad_id = backend, max_length, pad_id
+        backend.no_padding()
+        backend.enable_truncation(max_length)
+
+    @classmethod
+    def from_file(cls, path: Path, max_length: int, pad_id: int) -> "Tokenizer":
+        from tokenizers import Tokenizer as Backend
+
+        return cls(Backend.from_file(str(path)), max_length, pad_id)
+
+    def features(self, texts: list[str]) -> dict[str, np.ndarray]:
+        encoded = self.backend.encode_batch([text.strip() for text in texts])
+        width = max(len(one.ids) for one in encoded)
+        ids = np.full((len(texts), width), self.pad_id, dtype=np.int64)
+        mask = np.zeros((len(texts), width), dtype=np.int64)
+        types = np.zeros((len(texts), width), dtype=np.int64)
+        for row, one in enumerate(encoded):
+            ids[row, :len(one.ids)], mask[row, :len(one.ids)], types[row, :len(one.ids)] = one.ids, 1, one.type_ids
+        return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+
+    def offsets(self, texts: list[str]) -> list[list[tuple[int, int]]]:
+        """Each token's character span in its (unstripped) text, [CLS] and [SEP] as (0, 0)."""
+        return [one.offsets for one in self.backend.encode_batch(texts)]
 
 
 def _export(model, path: Path) -> None:
     """Trace the transformer with eager attention (the SDPA path bakes one mask shape into the
-    trace), with batch and length as dynamic axes; written beside and swapped in, so a reader
-    never sees half a file."""
+    trace), with batch and length as dynamic axes, into `path`."""
     import torch
 
     transformer = model[0].auto_model
@@ -78,24 +120,45 @@ def _export(model, path: Path) -> None:
             return self.transformer(input_ids=input_ids, attention_mask=attention_mask,
                                     token_type_ids=token_type_ids).last_hidden_state
 
-    features = _prepare(model, ["an example", "a longer example sentence to trace"])
+    features = _tokenizer_of(model).features(["an example", "a longer example sentence to trace"])
     previous = transformer.config._attn_implementation
     transformer.set_attn_implementation("eager")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, partial = tempfile.mkstemp(dir=path.parent, suffix=".partial")
-    os.close(handle)
     try:
         with warnings.catch_warnings(), torch.no_grad():
             warnings.simplefilter("ignore")
             torch.onnx.export(
-                LastHiddenState().eval(), tuple(features[name] for name in _INPUTS), partial,
+                LastHiddenState().eval(), tuple(torch.from_numpy(features[name]) for name in _INPUTS), str(path),
                 input_names=list(_INPUTS), output_names=["tokens"], opset_version=17, dynamo=False,
                 dynamic_axes={name: {0: "batch", 1: "length"} for name in (*_INPUTS, "tokens")})
-        os.replace(partial, path)
     finally:
         transformer.set_attn_implementation(previous)
-        if os.path.exists(partial):
-            os.unlink(partial)
+
+
+def _tokenizer_of(model) -> Tokenizer:
+    """A copy of the loaded model's own tokenizer (its lower-casing, if any, included)."""
+    from tokenizers import Tokenizer as Backend
+
+    hf = model.tokenizer
+    return Tokenizer(Backend.from_str(hf.backend_tokenizer.to_str()), model.max_seq_length, hf.pad_token_id or 0)
+
+
+def _session(path: Path):
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def _files(graph: Path) -> tuple[Path, Path]:
+    """The tokenizer and the settings kept beside a graph."""
+    return graph.with_suffix(".tokenizer.json"), graph.with_suffix(".json")
+
+
+def _disagrees(graph: Path) -> Path:
+    """Left where a model's export disagreed with torch, so that it is not exported every start."""
+    return graph.with_suffix(".disagrees")
 
 
 class OnnxEncoder:
@@ -103,39 +166,76 @@ class OnnxEncoder:
     ONNX Runtime on one thread per call; `parallel` calls spread batches over threads (the
     session releases the GIL), which is how index builds use every core."""
 
-    def __init__(self, model, session):
-        self.model, self.session = model, session
-        self.normalize = len(model) > 2
+    def __init__(self, tokenizer: Tokenizer, session, dimension: int, normalize: bool):
+        self.tokenizer, self.session = tokenizer, session
+        self.dimension, self.normalize = dimension, normalize
+
+    @classmethod
+    def cached(cls, name: str) -> "OnnxEncoder | None":
+        """The encoder exported and checked by an earlier `load`, without torch; None when there
+        is none (or it is damaged: removed, to be exported afresh by the next `load`)."""
+        try:
+            graph = _graph_path(name)
+            tokenizer_file, settings_file = _files(graph)
+            if not (graph.exists() and settings_file.exists()):
+                return None
+            settings = json.loads(settings_file.read_text())
+            tokenizer = Tokenizer.from_file(tokenizer_file, settings["max_length"], settings["pad_id"])
+            return cls(tokenizer, _session(graph), settings["dimension"], settings["normalize"])
+        except Exception as error:  # a damaged file, no runtime installed, no cache folder
+            log.warning("the cached ONNX graph of %s is unusable (%s); it is exported again", name, error)
+            for stale in (graph, *_files(graph)) if "graph" in locals() else ():
+                stale.unlink(missing_ok=True)
+            return None
 
     @classmethod
     def load(cls, model, name: str) -> "OnnxEncoder | None":
-        """The encoder for a loaded model, or None when torch should keep doing the work."""
+        """The encoder for a loaded sentence-transformers model, exported into the cache when its
+        vectors agree with torch's on the probe texts; None when torch should keep doing the work."""
         if not _plain_pipeline(model):
             return None
         try:
-            import onnxruntime
+            import onnxruntime  # noqa: F401  (only to know whether it is installed)
 
-            path = _graph_path(model, name)
+            graph = _graph_path(name)
+            graph.parent.mkdir(parents=True, exist_ok=True)
         except Exception as error:  # no runtime installed, no cache folder to be had
             log.warning("encoding with torch: ONNX Runtime is unavailable (%s)", error)
             return None
+        if _disagrees(graph).exists():
+            return None
+        work = Path(tempfile.mkdtemp(dir=graph.parent, prefix=".export-"))
         try:
-            if not path.exists():
-                _export(model, path)
-            options = onnxruntime.SessionOptions()
-            options.intra_op_num_threads = options.inter_op_num_threads = 1
-            options.log_severity_level = 3
-            encoder = cls(model, onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"]))
+            tokenizer = _tokenizer_of(model)
+            _export(model, work / "graph.onnx")
+            encoder = cls(tokenizer, _session(work / "graph.onnx"), model.get_embedding_dimension(), len(model) > 2)
             expected = model.encode(_PROBE, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
             agreement = float((encoder.encode(_PROBE, 8) * expected).sum(axis=1).min())
-        except Exception as error:  # an export torch cannot do, a damaged file
+            if agreement < _AGREEMENT:
+                log.warning("encoding with torch: the ONNX graph of %s disagrees (cosine %.5f)", name, agreement)
+                _disagrees(graph).touch()
+                return None
+            encoder._keep(work, graph)
+            return encoder
+        except Exception as error:  # an export torch cannot do
             log.warning("encoding with torch: the ONNX graph of %s is unavailable (%s)", name, error)
-            path.unlink(missing_ok=True)  # a damaged file is exported afresh next time
             return None
-        if agreement < _AGREEMENT:
-            log.warning("encoding with torch: the ONNX graph of %s disagrees (cosine %.5f)", name, agreement)
-            return None
-        return encoder
+        finally:
+            for leftover in work.iterdir():
+                leftover.unlink()
+            work.rmdir()
+
+    def _keep(self, work: Path, graph: Path) -> None:
+        """Move the checked export into the cache: the settings last, so `cached` never finds a
+        graph without its tokenizer."""
+        tokenizer_file, settings_file = _files(graph)
+        self.tokenizer.backend.save(str(work / "tokenizer.json"))
+        (work / "settings.json").write_text(json.dumps({
+            "max_length": self.tokenizer.max_length, "pad_id": self.tokenizer.pad_id,
+            "dimension": self.dimension, "normalize": self.normalize}))
+        os.replace(work / "graph.onnx", graph)
+        os.replace(work / "tokenizer.json", tokenizer_file)
+        os.replace(work / "settings.json", settings_file)
 
     def token_vectors(self, texts: list[str], batch_size: int, parallel: int = 1) -> list[np.ndarray]:
         """Each text's token vectors (its padding dropped), as sentence-transformers'
@@ -144,8 +244,7 @@ class OnnxEncoder:
         batches = [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
 
         def run(batch: list[int]) -> list[np.ndarray]:
-            features = _prepare(self.model, [texts[i] for i in batch])
-            feed = {name: features[name].numpy() for name in _INPUTS}
+            feed = self.tokenizer.features([texts[i] for i in batch])
             tokens = self.session.run(None, feed)[0]
             lengths = feed["attention_mask"].sum(axis=1)
             return [tokens[row, :length] for row, length in enumerate(lengths)]

@@ -1,7 +1,13 @@
 """The embedding model run by ONNX Runtime (rag_graph/onnx_encoder.py): the same vectors as
 sentence-transformers' own torch pass, for queries, long chunks and the sentences of a chunk,
-and torch again whenever the exported graph cannot be trusted."""
+without importing torch once the export is cached, and torch again whenever the exported graph
+cannot be trusted."""
 from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -9,6 +15,12 @@ import pytest
 from rag_graph.retrieval import embeddings
 from rag_graph.retrieval.embeddings import Embedder, all_cores
 from rag_graph.retrieval.onnx_encoder import OnnxEncoder
+
+
+@pytest.fixture(scope="module")
+def st_model(embedder):
+    """The sentence-transformers model itself (torch), to compare with."""
+    return embeddings._open_model(embedder.model_name)
 
 TEXTS = [
     "Who approves my travel request?",
@@ -22,11 +34,12 @@ def torch_vectors(model, texts):
     return model.encode(texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
 
 
-def test_the_onnx_graph_encodes_exactly_what_sentence_transformers_encodes(embedder):
-    model = embedder.model
-    assert embedder._onnx is not None, "the default model should run on ONNX Runtime"
+def test_the_onnx_graph_encodes_exactly_what_sentence_transformers_encodes(embedder, st_model):
     ours = embedder.encode(TEXTS)
-    assert np.allclose((ours * torch_vectors(model, TEXTS)).sum(axis=1), 1.0, atol=1e-5)
+    assert embedder._onnx is not None, "the default model should run on ONNX Runtime"
+    assert np.allclose((ours * torch_vectors(st_model, TEXTS)).sum(axis=1), 1.0, atol=1e-5)
+    assert embedder.offsets(TEXTS) == st_model.tokenizer(TEXTS, return_offsets_mapping=True, truncation=True,
+                                                          max_length=st_model.max_seq_length)["offset_mapping"]
     with all_cores():  # an index build: batches side by side
         parallel = embedder.encode(TEXTS * 40)
     assert np.allclose(parallel, np.tile(ours, (40, 1)), atol=1e-6)
@@ -51,11 +64,11 @@ def test_a_question_time_call_with_many_texts_is_split_over_the_cores_and_encode
     assert calls[-1] == (embedder.batch_size, 1), "a few texts stay one batch on one thread"
 
 
-def test_sentence_vectors_taken_from_a_chunks_tokens_match_the_torch_pass(embedder):
+def test_sentence_vectors_taken_from_a_chunks_tokens_match_the_torch_pass(embedder, st_model):
     text = "Transit subsidy › How to apply\n\nFill in the enrolment form. Your supervisor signs it."
     parts = [["Fill in the enrolment form.", "Your supervisor signs it."]]
     torch_only = Embedder(embedder.model_name)
-    torch_only._model, torch_only._onnx = embedder.model, None
+    torch_only._model, torch_only._onnx, torch_only._loaded = st_model, None, True
     chunk, sentences, tokens = embedder.encode_chunks([text], parts)
     chunk_t, sentences_t, tokens_t = torch_only.encode_chunks([text], parts)
     assert float(chunk[0] @ chunk_t[0]) > 0.99999
@@ -63,38 +76,44 @@ def test_sentence_vectors_taken_from_a_chunks_tokens_match_the_torch_pass(embedd
     assert tokens[0].shape == tokens_t[0].shape and np.allclose((tokens[0] * tokens_t[0]).sum(axis=1), 1.0, atol=1e-5)
 
 
-def test_a_damaged_graph_file_falls_back_to_torch_and_is_exported_again(embedder, tmp_path, monkeypatch):
+def test_a_cached_export_encodes_without_torch_and_a_damaged_one_is_exported_again(embedder, st_model, tmp_path,
+                                                                                   monkeypatch):
     monkeypatch.setenv("CITEBOT_CACHE", str(tmp_path))
-    model = embedder.model
-    first = OnnxEncoder.load(model, embedder.model_name)
+    assert OnnxEncoder.cached(embedder.model_name) is None, "nothing is exported yet"
+    first = OnnxEncoder.load(st_model, embedder.model_name)
     graphs = list((tmp_path / "onnx").glob("*.onnx"))
     assert first is not None and len(graphs) == 1, "the graph is exported into the cache folder"
+    cached = OnnxEncoder.cached(embedder.model_name)
+    assert np.allclose(cached.encode(TEXTS, 8), first.encode(TEXTS, 8), atol=1e-6)
 
     graphs[0].write_bytes(b"not an onnx graph")  # a disk that filled up, a copy cut short
-    assert OnnxEncoder.load(model, embedder.model_name) is None, "a damaged graph must not be used"
-    assert not graphs[0].exists(), "the damaged file is removed"
-    again = OnnxEncoder.load(model, embedder.model_name)
+    assert OnnxEncoder.cached(embedder.model_name) is None, "a damaged graph must not be used"
+    assert not any((tmp_path / "onnx").iterdir()), "the damaged files are removed"
+    again = OnnxEncoder.load(st_model, embedder.model_name)
     assert again is not None and graphs[0].exists(), "and exported afresh on the next load"
     assert np.allclose(again.encode(TEXTS[:1], 8), first.encode(TEXTS[:1], 8), atol=1e-6)
 
 
-def test_without_onnx_runtime_the_model_still_encodes_with_torch(embedder, monkeypatch, tmp_path):
-    import builtins
-
-    real_import = builtins.__import__
-
-    def no_onnxruntime(name, *args, **kwargs):
-        if name == "onnxruntime":
-            raise ImportError("No module named 'onnxruntime'")
-        return real_import(name, *args, **kwargs)
-
+def test_a_graph_that_disagrees_with_torch_is_never_kept(embedder, st_model, tmp_path, monkeypatch):
     monkeypatch.setenv("CITEBOT_CACHE", str(tmp_path))
-    monkeypatch.setattr(builtins, "__import__", no_onnxruntime)
-    assert OnnxEncoder.load(embedder.model, embedder.model_name) is None
-    fallback = Embedder(embedder.model_name)
-    monkeypatch.setattr(embeddings, "_load_model", lambda name: (embedder.model, None))
-    vectors = fallback.encode(TEXTS)
-    assert np.allclose((vectors * torch_vectors(embedder.model, TEXTS)).sum(axis=1), 1.0, atol=1e-5)
+    monkeypatch.setattr(OnnxEncoder, "encode", lambda self, texts, batch, workers=1: -torch_vectors(st_model, texts))
+    assert OnnxEncoder.load(st_model, embedder.model_name) is None
+    assert OnnxEncoder.cached(embedder.model_name) is None, "a disagreeing graph is not served on the next start"
+    assert [path.suffix for path in (tmp_path / "onnx").iterdir()] == [".disagrees"], "nor exported at every start"
+
+
+def test_an_ask_with_the_export_cached_never_imports_torch(engine, tmp_path):
+    """What makes `citebot ask` start in seconds (its figure is in `citebot bench`): with the
+    graph cached, no torch, transformers or sentence-transformers in the process."""
+    db = tmp_path / "db"
+    shutil.copytree(engine.settings.db, db)
+    probe = ("import sys; from bot.cli import main; code = main(['ask', 'How many vacation days do I get?']); "
+             "print('imported:', sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules)); "
+             "sys.exit(code)")
+    env = {**os.environ, "CITEBOT_CORPUS": str(engine.settings.corpus), "CITEBOT_DB": str(db)}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "[answered" in done.stdout and "imported: []" in done.stdout, done.stdout[-2000:]
 
 
 @pytest.mark.parametrize("modules", [["Transformer", "Pooling", "Dense"], ["Transformer", "Pooling"]])
