@@ -48,7 +48,7 @@ class ChatModelGenerator:
     def status(self) -> str:
         return self.breaker.describe()
 
-    def generate(self, question: str, context: list[dict], prompt: str, parts: list[str] = ()) -> dict:
+    def generate(self, question, context: list[dict], prompt: str, parts=()) -> dict:
         # The prompt already lists the parts of a multi-part question.
         if not self.breaker.allows():
             raise WriterUnavailable("circuit open: " + self.breaker.last_error)

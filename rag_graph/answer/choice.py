@@ -4,7 +4,7 @@ stores for `citebot tune` to fit and measure a sentence scorer on."""
 from __future__ import annotations
 
 from ..language.markdown import LIST_ITEM, is_code
-from ..language.question import split_follow_up
+from ..language.question import Question, read
 from ..language.words import terms, weighted_coverage
 from ..scoring.late import standing
 from ..scoring.relevance import by_relevance
@@ -12,9 +12,10 @@ from ..tuning import Tuning
 from .passages import ABOUT_THE_PAGE, EXAMPLE, LEANS_BACK, POINTER, Candidate
 
 
-def measured_pool(writer, question: str, context: list[dict]) -> tuple[list[Candidate], list[dict]]:
+def measured_pool(writer, question: Question | str, context: list[dict]) -> tuple[list[Candidate], list[dict]]:
     """The pool the offline writer (`ExtractiveGenerator`) chooses its best sentence from, in
     the order of the word score, and what is measured about each of its sentences."""
+    question = read(question)
     weights = writer._weights(question)
     candidates = writer._candidates(question, context, weights)
     if not candidates:
@@ -23,13 +24,13 @@ def measured_pool(writer, question: str, context: list[dict]) -> tuple[list[Cand
     return pool, measure(question, pool, context, weights, similarity, late, writer.tuning)
 
 
-def measure(question: str, pool: list[Candidate], context: list[dict], weights: dict[str, float],
+def measure(question: Question, pool: list[Candidate], context: list[dict], weights: dict[str, float],
             similarity: list[float], late: list[float], tuning: Tuning) -> list[dict]:
     """One record per pool sentence (in pool order): its hand score and the signals it is made
     of, and what kind of sentence it is."""
     chunks = {c["chunk_id"]: c for c in context}
     place = {c["chunk_id"]: at for at, c in enumerate(by_relevance(context))}
-    asked = set(terms(split_follow_up(question)[0]))
+    asked = set(terms(question.own))
     own = {t: w for t, w in weights.items() if t in asked} or weights
     return [{
         "hand": c.score, "lexical": c.lexical,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from ..language.question import split_follow_up
+from ..language.question import Question
 from .redact import mask_secrets
 
 PROMPT_TEMPLATE = """You answer employees' questions using only the documents below.
@@ -26,7 +26,7 @@ HISTORY_TURNS = 4  # the conversation's last turns shown to the model, each cut 
 HISTORY_CHARS = 300
 
 
-def render_prompt(question: str, context: list[dict], parts: list[str] = (), history: list[dict] = (),
+def render_prompt(question: str, context: list[dict], parts: list[Question] = (), history: list[dict] = (),
                   resolved: str = "", retry: bool = False) -> str:
     """The prompt for one answer. `resolved` is a follow-up as searched ("Who approves expenses?"
     for "Who approves it?"); `retry` marks a second draft, which must not repeat the first's
@@ -37,7 +37,7 @@ def render_prompt(question: str, context: list[dict], parts: list[str] = (), his
     if resolved and resolved.strip().lower() != question.strip().lower():
         question += f"\n(In this conversation that means: {resolved})"
     if parts:  # a multi-part question: each part is answered, with its own citation
-        question += "\nAnswer each part, each with its own citation: " + "; ".join(split_follow_up(p)[0] for p in parts)
+        question += "\nAnswer each part, each with its own citation: " + "; ".join(p.own for p in parts)
     turns = [f"{'User' if turn['role'] == 'user' else 'Assistant'}: {_clip(turn['content'])}"
              for turn in list(history)[-HISTORY_TURNS:]]
     shown = ("\nConversation so far:\n" + "\n".join(turns) + "\n") if turns else ""

@@ -9,6 +9,7 @@ from typing import Callable, Protocol
 import numpy as np
 
 from ..retrieval.embeddings import checked
+from ..language.question import Question
 from ..retrieval.entities import Gazetteer
 from ..tuning import DEFAULT, Tuning
 
@@ -30,7 +31,9 @@ class SentenceEmbedder(Protocol):
 
 
 class Generator(Protocol):
-    def generate(self, question: str, context: list[dict], prompt: str, parts: list[str]) -> dict: ...
+    # `question` as read (its own words apart from what a follow-up borrowed), `parts` the
+    # sub-questions of a multi-part one; a chat model reads the prompt, which holds both.
+    def generate(self, question: Question, context: list[dict], prompt: str, parts: list[Question]) -> dict: ...
 
 
 @dataclass

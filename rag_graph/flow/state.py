@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
+from ..language.question import Question
+
 Status = Literal["answered", "insufficient_context", "failed"]
 Quality = Literal["sufficient", "weak", "contradictory", "missing"]
 Grounding = Literal["grounded", "unsupported", "partially_supported", "not_checked"]
@@ -43,6 +45,8 @@ class State(TypedDict, total=False):
     retrieval_query: str
     query_rewrites: list[str]
     sub_questions: list[str]  # the parts of a multi-part question, each searched on its own
+    question: Question  # read once (prepare_query): the asker's own words apart from what a follow-up borrowed
+    parts: list[Question]  # the sub-questions as read: each part's words apart from what it borrowed
     history: list[Turn]
     corpus_name: str
     # The corpus itself lives in the index; per question the state only names what was used.

@@ -25,10 +25,10 @@ from .labels import file_hash
 
 def label_case(engine, case) -> dict:
     state = engine.run(case.question, case.history)
-    question = state.get("retrieval_query") if case.history else state.get("normalized_query")
+    question = state.get("question")  # as the flow read it: the asker's words apart from what was borrowed
     context, parts = state.get("context") or [], state.get("sub_questions") or []
     pool = []
-    if context and engine._offline is not None and question:
+    if context and engine._offline is not None and question is not None and question.own:
         pool = [{"text": c.text, "chunk_id": c.chunk_id, **m,
                  "label": round(sum(contains(c.text, k) for k in case.keywords) / len(case.keywords), 4)
                  if case.answerable and case.keywords else 0.0}

@@ -5,6 +5,7 @@ import pytest
 from rag_graph.retrieval.entities import Entity, Gazetteer
 from rag_graph.answer.extractive import ExtractiveGenerator
 from rag_graph.answer.kinds import holds_answer, wanted_answer
+from rag_graph.language.question import Question
 from rag_graph.flow.gap import describe_gap
 from flow_fakes import FakeRetriever, chunk, compose, run  # noqa: F401 (fixtures too)
 
@@ -73,7 +74,7 @@ def test_a_how_long_question_is_answered_with_a_duration(embedder):
         "Reasonable Accommodation Request (Appendix A)](https://www.gsa.gov/forms-library/request-reasonable-"
         "accommodation). *Please note, this form is **not** required.*",
         title="Reasonable Accommodations", section="Submitting a reasonable accommodation request", relevance=0.58)
-    draft = compose("how long does that take? (decides reasonable accommodation)", [timeline, submitting],
+    draft = compose(Question("how long does that take?", "decides reasonable accommodation"), [timeline, submitting],
                     embedder)
     assert "calendar days" in draft["answer"] and "Form 3676" not in draft["answer"]
 

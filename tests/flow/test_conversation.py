@@ -10,9 +10,14 @@ from rag_graph.engine import Engine
 from rag_graph.retrieval.entities import Entity, Gazetteer, extract
 from rag_graph.retrieval.ingest import load_corpus
 from rag_graph.flow.nodes.query import resolve_follow_up
-from rag_graph.language.question import split_follow_up
+from rag_graph.flow.nodes import decomposition
 
 CORPUS = Path(__file__).parent.parent / "fixtures" / "conversation_corpus"
+
+
+def split_question(question: str) -> list[str]:
+    """The parts of a question as each is searched."""
+    return [part.text for part in decomposition.split_question(question)]
 
 
 @pytest.fixture(scope="module")
@@ -120,8 +125,6 @@ def test_a_second_phrase_with_the_same_preposition_is_a_second_question(engine):
 
 
 def test_the_compared_side_does_not_inherit_the_other_side_s_name():
-    from rag_graph.flow.nodes.decomposition import split_question
-
     parts = split_question("how many reports can a Lead Designer handle compared to a Lead SRE?")
     assert len(parts) == 2 and "Lead SRE" in parts[1] and "Designer" not in parts[1]
 
@@ -130,8 +133,6 @@ def test_the_compared_side_takes_the_place_of_the_other_not_a_seat_beside_it():
     """"…a cheap training course versus a pricey conference": the second part asks about the
     conference alone. It used to trail the whole first part ("a pricey conference how early do I
     need to ask for a cheap training course"), and was searched for the course it is not about."""
-    from rag_graph.flow.nodes.decomposition import split_question
-
     assert split_question("how early do I need to ask for a cheap training course versus a pricey conference?") == [
         "how early do I need to ask for a cheap training course", "how early do I need to ask for a pricey conference"]
     assert split_question("If I leave GSA, what happens to my regular comp time versus my travel comp time?")[1] == (
@@ -159,8 +160,6 @@ def test_a_question_that_goes_on_after_the_compared_options_is_asked_of_each(eng
 
 
 def test_each_compared_option_takes_the_other_s_place_in_the_rest_of_the_question():
-    from rag_graph.flow.nodes.decomposition import split_question
-
     assert split_question("ninja vs GN for building node locally - which should I use?") == [
         "ninja for building node locally - which should I use", "GN for building node locally - which should I use"]
     assert split_question("should I use npm ci vs npm install in our CI pipeline?") == [
@@ -180,8 +179,6 @@ def test_each_compared_option_takes_the_other_s_place_in_the_rest_of_the_questio
 def test_options_named_before_the_question_or_after_a_colon_are_its_parts():
     """Options the corpus does not name as entities were one question: "HSA or FSA, which should
     I choose?" was searched whole."""
-    from rag_graph.flow.nodes.decomposition import split_question
-
     assert split_question("HSA or FSA, which should I choose?") == ["which should I choose HSA", "which should I choose FSA"]
     assert split_question("Basic or Standard tier - which one has offline sync?") == [
         "which one has offline sync Basic tier", "which one has offline sync Standard tier"]
@@ -195,8 +192,6 @@ def test_a_first_question_that_asks_its_own_borrows_nothing_from_the_next():
     there bereavement leave (jury duty)": "there" read as pointing back, and the part borrowed the
     next one's subject. Its evidence was the jury-duty section, and the bot declined for want of
     "bereavement" there."""
-    from rag_graph.flow.nodes.decomposition import split_question
-
     assert split_question("Is there bereavement leave? And what about jury duty?") == [
         "Is there bereavement leave", "what about jury duty"]
     assert split_question("What are the core hours; can I start at 10?") == ["What are the core hours", "can I start at 10"]
@@ -283,11 +278,11 @@ def test_a_follow_up_phrase_replaces_its_counterpart_in_the_previous_question():
     history = [{"role": "user", "content": "if I resign do I lose my unused sick days?"},
                {"role": "assistant", "content": "Sick leave is not paid out when you leave."}]
     query = resolve_follow_up("and my vacation days?", history, gazetteer)
-    own, carried = split_follow_up(query)
+    own, carried = query.own, query.carried
     assert own == "and my vacation days?" and set(carried.split()) >= {"resign", "lose", "unused"}
     assert "sick" not in carried
     # Without a counterpart ("what about contractors?"), the subject is carried as before.
-    assert "sick" in resolve_follow_up("and what about contractors?", history, gazetteer)
+    assert "sick" in resolve_follow_up("and what about contractors?", history, gazetteer).text
 
 
 def test_a_follow_up_of_a_follow_up_carries_what_the_thread_began_with():
@@ -296,7 +291,7 @@ def test_a_follow_up_of_a_follow_up_carries_what_the_thread_began_with():
                {"role": "assistant", "content": "Yes, you choose the model and specs within reason."},
                {"role": "user", "content": "can I swap it for a newer one down the road?"},
                {"role": "assistant", "content": "You can upgrade your computer at any time when it no longer serves you."}]
-    _, carried = split_follow_up(resolve_follow_up("who needs to okay that?", history, Gazetteer([])))
+    carried = resolve_follow_up("who needs to okay that?", history, Gazetteer([])).carried
     assert "laptop" in carried.split() and "swap" in carried.split()
 
 
@@ -307,16 +302,17 @@ def test_a_follow_up_naming_a_subject_of_its_own_leaves_the_old_subject_behind()
                {"role": "assistant", "content": "37signals matches 100% of what you contribute, up to 6% of your salary."},
                {"role": "user", "content": "when can I enroll?"},
                {"role": "assistant", "content": "You are eligible to enroll in the 401K plan with your first paycheck."}]
-    _, carried = split_follow_up(resolve_follow_up("what about health insurance?", history, gazetteer))
+    carried = resolve_follow_up("what about health insurance?", history, gazetteer).carried
     assert carried.split() == ["when", "enroll"]  # what was asked (and for), not the 401k it was asked of
     # "it" still refers back
-    assert "401k" in resolve_follow_up("who manages it?", history, gazetteer)
+    assert "401k" in resolve_follow_up("who manages it?", history, gazetteer).text
 
 
 def test_a_very_long_thread_is_resolved_without_reading_all_of_it():
     history = [{"role": role, "content": f"what about the {n}th laptop?" if role == "user" else "It has 32 GB."}
                for n in range(3000) for role in ("user", "assistant")]
-    assert resolve_follow_up("and the memory?", history, Gazetteer([])).startswith("and the memory? (")
+    resolved = resolve_follow_up("and the memory?", history, Gazetteer([]))
+    assert resolved.own == "and the memory?" and resolved.carried
 
 
 def test_more_than_that_is_more_than_the_amount_the_thread_last_named(engine):
@@ -327,5 +323,5 @@ def test_more_than_that_is_more_than_the_amount_the_thread_last_named(engine):
                {"role": "user", "content": "who has to approve it?"},
                {"role": "assistant", "content": "For 80 hours or less you need written approval from your manager."}]
     state = engine.run("and if I need more than that?", history)
-    assert "80 hours" in split_follow_up(state["retrieval_query"])[1]
+    assert "80 hours" in state["question"].carried
     assert "department head" in state["final_output"]["answer"]

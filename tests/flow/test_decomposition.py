@@ -48,7 +48,7 @@ def test_the_options_after_a_which_question_are_its_parts_and_each_answer_names_
     about Enterprise)."""
     from rag_graph.flow.nodes.decomposition import split_question
 
-    assert split_question("which maxes out sooner, profit-sharing shares or liquidity pool shares?") == [
+    assert [p.text for p in split_question("which maxes out sooner, profit-sharing shares or liquidity pool shares?")] == [
         "which maxes out sooner profit-sharing shares", "which maxes out sooner liquidity pool shares"]
     state = engine.run("which plan keeps audit logs longer, Professional or Enterprise?")
     assert len(state["sub_questions"]) == 2

@@ -2,6 +2,7 @@
 import pytest
 
 from flow_fakes import FakeRetriever, chunk, compose, one_document_engine, run  # noqa: F401 (fixtures too)
+from rag_graph.language.question import Question
 
 
 def test_follow_up_is_resolved_from_thread_history(engine):
@@ -48,7 +49,7 @@ def test_a_follow_up_is_answered_by_its_own_words_before_the_borrowed_subject():
     premiums = chunk("payroll::shift-premiums::0",
                      "The Day Shift premium adds 5% to base pay for 8 hours. "
                      "Meanwhile the Night Shift premium adds 15% to base pay.")
-    draft = compose("and the night one? (day shift premium pay)", [premiums])
+    draft = compose(Question("and the night one?", "day shift premium pay"), [premiums])
     assert draft["answer"].startswith("Meanwhile the Night Shift premium")
 
 
@@ -120,14 +121,14 @@ def test_a_follow_up_that_asks_for_nothing_itself_asks_for_what_the_question_bef
     rows = chunk("collaborator-guide::who-to-cc::0", "| Subsystem | Maintainers |\n| --- | --- |\n"
                  "| upgrading V8 | @nodejs/V8, @nodejs/post-mortem |", title="Collaborator guide", section="Who to cc")
     generator = ExtractiveGenerator(FakeRetriever([rows]).vocabulary)
-    follow_up = "what about for a V8 upgrade? (who cc upgrading)"  # as resolved after "who do I cc…?"
+    follow_up = Question("what about for a V8 upgrade?", "who cc upgrading")  # as resolved after "who do I cc…?"
     typed = [c.typed for c in generator._candidates(follow_up, [rows], generator._weights(follow_up))]
     assert typed and all(typed)  # the row names whom to cc: it is what the follow-up asks for
     engine = one_document_engine(tmp_path_factory, "contributing", CONTRIBUTING)
     history = [{"role": "user", "content": "who do I cc when I'm upgrading libuv?"},
                {"role": "assistant", "content": "@nodejs/libuv."}]
     state = engine.run("what about for a V8 upgrade?", history)
-    assert "who" in state["retrieval_query"].split("(")[-1], state["retrieval_query"]
+    assert "who" in state["question"].carried.split(), state["retrieval_query"]
     answer = state["final_output"]["answer"]
     assert "Subsystem: upgrading V8; Maintainers: @nodejs/V8" in answer and "We upgrade" not in answer, answer
 

@@ -14,7 +14,7 @@ from ...language.markdown import (
     sentences,
     table_sentences,
 )
-from ...language.question import holds_role, role_asked, split_follow_up
+from ...language.question import Question, holds_role, role_asked
 from ...language.words import term_set, terms, terms_held, weighted_coverage, words
 from ...retrieval.entities import Gazetteer
 from ...scoring.late import standing
@@ -54,12 +54,12 @@ class _Asked:
     role: str  # the role whose holder is asked for ("COO"), "" if none
 
 
-def candidates(question: str, context: list[dict], weights: dict[str, float], tuning: Tuning,
+def candidates(question: Question, context: list[dict], weights: dict[str, float], tuning: Tuning,
                gazetteer: Gazetteer | None) -> list[Candidate]:
-    asker = split_follow_up(question)[0]
+    asker = question.own
     # A follow-up that asks for nothing itself asks for what it carries: "what about for a V8
-    # upgrade? (who cc upgrading)" wants a person, a team or an address.
-    kind = asker if wanted_answer(asker) else question
+    # upgrade?" with "who cc upgrading" wants a person, a team or an address.
+    kind = asker if wanted_answer(asker) else question.text
     asked = _Asked(asker, wanted_answer(kind), set(terms(asker)), weights, gazetteer,
                    gazetteer if ASKS_PERSON.search(kind) else None, role_asked(asker))
     # A chunk lower in relevance order pays for it; its late-interaction score already counts

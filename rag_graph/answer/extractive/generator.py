@@ -10,7 +10,7 @@ from typing import Callable
 import numpy as np
 
 from ...language.markdown import sentences
-from ...language.question import options, split_follow_up
+from ...language.question import Question, options, read
 from ...language.words import terms, weighted_coverage
 from ...retrieval.entities import Gazetteer
 from ...scoring.late import best_matches
@@ -40,7 +40,9 @@ class ExtractiveGenerator:
         self.embedder = embedder
         self.entities = entities
 
-    def generate(self, question: str, context: list[dict], prompt: str, parts: list[str] = ()) -> dict:
+    def generate(self, question: Question | str, context: list[dict], prompt: str,
+                 parts: list[Question | str] = ()) -> dict:
+        question, parts = read(question), [read(part) for part in parts]
         weights = self._weights(question)
         found = self._candidates(question, context, weights)
         if not found:
@@ -48,7 +50,7 @@ class ExtractiveGenerator:
         pool = sorted(self.scored_pool(question, found, context)[0], key=lambda c: -c.score)  # best first
         # A multi-part question is covered part by part; otherwise any sentence that adds an
         # unanswered side of the question may join.
-        asker = split_follow_up(question)[0]
+        asker = question.own
         picked = pick(pool, found, weights, self.tuning, others=not parts,
                       asked=set(terms(asker)), procedure=bool(ASKS_PROCEDURE.search(asker)))
         # The part the picked sentences answer least goes first: with room for one more sentence,
@@ -64,7 +66,7 @@ class ExtractiveGenerator:
                 picked.append(answer)
         return compose(picked, context, parts, self.tuning, self._parts_answered)
 
-    def scored_pool(self, question: str, found: list[Candidate],
+    def scored_pool(self, question: Question, found: list[Candidate],
                     context: list[dict]) -> tuple[list[Candidate], list[float], list[float]]:
         """The best few candidates, their scores raised by the sentence's closeness in meaning to
         the question (one embedding, and late interaction token by token), with those two
@@ -73,19 +75,19 @@ class ExtractiveGenerator:
         similarity = late = [0.0] * len(pool)
         if self.embedder is not None:
             similarity = (self.embedder.encode_passages([c.text for c in pool])
-                          @ self.embedder.encode_query(question)).tolist()
+                          @ self.embedder.encode_query(question.text)).tolist()
             late = self._late_interaction(question, pool, context)
             for candidate, close, fine in zip(pool, similarity, late):
                 candidate.score += self.tuning.semantic_weight * close
                 candidate.score += self.tuning.sentence_late_weight * fine
         return pool, similarity, late
 
-    def _late_interaction(self, question: str, pool: list[Candidate], context: list[dict]) -> list[float]:
+    def _late_interaction(self, question: Question, pool: list[Candidate], context: list[dict]) -> list[float]:
         """Each sentence's mean, over the question's tokens, of the best cosine to one of its own
         tokens (as `evidence.late_interaction` scores a chunk). A follow-up's borrowed subject
         counts half, as in the word score. A sentence whose tokens cannot be found (a table row
         rewritten as a sentence) gets the pool's mean: no reward and no penalty."""
-        own, carried = split_follow_up(question)
+        own, carried = question.own, question.carried
         asked = [(self.embedder.query_tokens(own), 1.0)]
         if carried.strip():
             asked.append((self.embedder.query_tokens(carried), self.tuning.carried_weight))
@@ -108,7 +110,7 @@ class ExtractiveGenerator:
         neutral = sum(scores.values()) / len(scores) if scores else 0.0
         return [scores.get(at, neutral) for at in range(len(pool))]
 
-    def _parts_answered(self, kept: list, parts: list[str]) -> dict[int, int]:
+    def _parts_answered(self, kept: list, parts: list[Question]) -> dict[int, int]:
         """For each chunk shown (by rank), the first part of the question its sentences answer: a
         multi-part answer takes the parts in the order they were asked, whatever order the chunks
         rank in (late interaction may rank the second part's chunk first). A sentence answers the
@@ -117,25 +119,24 @@ class ExtractiveGenerator:
         common in the sentence ("Core hours…, whether you are in the office or at home")."""
         if len(parts) < 2 or self.embedder is None:
             return {candidate.rank: 0 for candidate, _, _ in kept}
-        asked = np.stack([self.embedder.encode_query(part) for part in parts])
+        asked = np.stack([self.embedder.encode_query(part.text) for part in parts])
         closest = (self.embedder.encode_passages([candidate.text for candidate, _, _ in kept]) @ asked.T).argmax(axis=1)
         first: dict[int, int] = {}
         for (candidate, _, _), part in zip(kept, closest.tolist()):
             first[candidate.rank] = min(first.get(candidate.rank, part), part)
         return first
 
-    def _weights(self, question: str) -> dict[str, float]:
+    def _weights(self, question: Question) -> dict[str, float]:
         """Term weights of a question; words carried over from elsewhere (a follow-up's subject,
         a sub-question's borrowed context) count half."""
-        weights = query_weights(question, self.vocabulary())
-        own, carried = split_follow_up(question)
-        own_terms = set(terms(own))
-        for term in terms(carried):
+        weights = query_weights(question.text, self.vocabulary())
+        own_terms = set(terms(question.own))
+        for term in terms(question.carried):
             if term not in own_terms:
                 weights[term] *= self.tuning.carried_weight
         return weights
 
-    def _best_for(self, number: int, parts: list[str], candidates: list[Candidate],
+    def _best_for(self, number: int, parts: list[Question], candidates: list[Candidate],
                   picked: list[Candidate]) -> Candidate | None:
         """The sentence that best answers one part of the question (in the light of the whole
         question, and preferably from the chunk that part's own search found first), unless the
@@ -152,7 +153,7 @@ class ExtractiveGenerator:
                for c in picked):
             return None
         covered = set().union(*(c.terms | c.heading for c in picked))
-        asker = split_follow_up(part)[0]
+        asker = part.own
         wanted = wanted_answer(asker)
         people = self.entities() if self.entities is not None and ASKS_PERSON.search(asker) else None
         tuning = self.tuning
@@ -166,11 +167,11 @@ class ExtractiveGenerator:
                 if not any(p.overlaps(c) or p.text == c.text for p in picked)]
         if not pool or self.embedder is None:
             return None
-        closeness = self.embedder.encode_passages([c.text for c in pool]) @ self.embedder.encode_query(part)
+        closeness = self.embedder.encode_passages([c.text for c in pool]) @ self.embedder.encode_query(part.text)
         best, near = max(zip(pool, closeness.tolist()), key=lambda item: fit(item[0]) + item[1])
         adds = weighted_coverage(weights, (best.terms | best.heading) - covered)
         return best if adds > 0 or near >= self.tuning.part_closeness else None
 
-    def _candidates(self, question: str, context: list[dict], weights: dict[str, float]) -> list[Candidate]:
+    def _candidates(self, question: Question, context: list[dict], weights: dict[str, float]) -> list[Candidate]:
         gazetteer = self.entities() if self.entities is not None else None
         return candidates(question, context, weights, self.tuning, gazetteer)

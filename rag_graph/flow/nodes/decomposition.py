@@ -3,8 +3,8 @@ one message become sub-questions, each searched on its own, so that one strong p
 every slot of the top-k and leave the other part without evidence.
 
 The split is lexical and never fills in an answer: a part that leans on the rest of the question
-("…, and which months does that cover?") carries the rest's words in brackets, the same way a
-follow-up carries the thread's subject (language/question.py), so it stays searchable on its own.
+("…, and which months does that cover?") carries the rest's words, the same way a follow-up
+carries the thread's subject (language/question.Question), so it stays searchable on its own.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from ...retrieval.entities import Gazetteer
 from ..state import State
 from ...language.words import STOPWORDS, term_set, words
 from ...scoring.relevance import relevance_scores
-from ...language.question import options, split_follow_up
+from ...language.question import Question, options, read
 from ...language.lexicon import QUESTION_WORDS
 from ..reads import corpus_gazetteer, is_outdated, well_formed
 from ...language.lexicon import LEADS
@@ -49,9 +49,11 @@ _OPTIONS_FIRST = re.compile(r"^\W*(?P<a>[^,;:?]+?)\s+or\s+(?P<b>[^,;:?]+?)\s*(?:
 _BETWEEN = re.compile(r"\bbetween\s+(?:the\s+)?(?P<a>[^\s,?]+(?:\s+[^\s,?]+)?)\s+and\s+(?:the\s+)?(?P<b>[^\s,?]+(?:\s+[^\s,?]+)?)", re.I)
 
 
-def split_question(question: str, gazetteer: Gazetteer | None = None, tuning: Tuning = DEFAULT) -> list[str]:
+def split_question(question: Question | str, gazetteer: Gazetteer | None = None,
+                   tuning: Tuning = DEFAULT) -> list[Question]:
     """The sub-questions of a multi-part question, each searchable alone; [] for a single one."""
-    own, carried = split_follow_up(question)
+    question = read(question)
+    own, carried = question.own, question.carried
     clauses = _clauses(own)
     parts = clauses if len(clauses) > 1 else (_parallel_phrases(own) or _comparison(own, gazetteer, tuning.max_option_words))
     # A later part must ask something of its own: a stray "#general" after the "?" is no question.
@@ -60,7 +62,7 @@ def split_question(question: str, gazetteer: Gazetteer | None = None, tuning: Tu
         return []
     if carried:  # a follow-up's borrowed subject belongs to every part
         parts = [f"{p} {carried}" for p in parts]
-    parts = [re.sub(r"\s+", " ", p).strip(" ?") for p in parts]
+    parts = [Question(re.sub(r"\s+", " ", p).strip(" ?")) for p in parts]
     return [_completed(p, parts) for p in parts]
 
 
@@ -236,18 +238,18 @@ def _parallel(word: str, right: str) -> bool:
     return shares_part or capitalised
 
 
-def _completed(part: str, parts: list[str]) -> str:
+def _completed(part: Question, parts: list[Question]) -> Question:
     """A part that points back at the rest ("which months does that cover") or names at most
     one thing borrows the other parts' words; a first part that asks a question of its own
     ("Do we get Juneteenth off?") borrows nothing from the questions after it."""
-    own = set(_content(part))
-    points_back = _REFERS_BACK.search(_EXISTENTIAL.sub(" ", part))
+    own = set(_content(part.own))
+    points_back = _REFERS_BACK.search(_EXISTENTIAL.sub(" ", part.own))
     if len(own) > 1 and not points_back or options(part, parts)[0]:
         return part  # an option's part has the rest of the question already; the other option is no part of it
-    if part is parts[0] and set(words(part)) & QUESTION_WORDS and not points_back:
+    if part is parts[0] and set(words(part.own)) & QUESTION_WORDS and not points_back:
         return part
-    borrowed = [w for other in parts if other is not part for w in _content(other) if w not in own]
-    return f"{part} ({' '.join(dict.fromkeys(borrowed))})" if borrowed else part
+    borrowed = [w for other in parts if other is not part for w in _content(other.own) if w not in own]
+    return Question(part.own, " ".join(dict.fromkeys(borrowed)))
 
 
 def _headed_by(chunk: dict, theirs: set[str], own: set[str]) -> bool:
@@ -258,7 +260,8 @@ def _headed_by(chunk: dict, theirs: set[str], own: set[str]) -> bool:
 
 
 def decompose_question(state: State, runtime: Runtime[Deps]) -> dict:
-    return {"sub_questions": split_question(state["retrieval_query"], corpus_gazetteer(runtime), runtime.context.tuning)}
+    parts = split_question(state["question"], corpus_gazetteer(runtime), runtime.context.tuning)
+    return {"parts": parts, "sub_questions": [part.text for part in parts]}
 
 
 def has_sub_questions(state: State) -> str:
@@ -273,14 +276,15 @@ def retrieve_sub_questions(state: State, runtime: Runtime[Deps]) -> dict:
     threshold = state["retrieval_config"]["score_threshold"]
     min_coverage = runtime.context.tuning.min_coverage
     best_of_parts: dict[str, dict] = {}
-    for number, part in enumerate(state["sub_questions"]):
+    parts = state["parts"]
+    for number, part in enumerate(parts):
         try:
-            rows = retriever.search(part, mode=state["retrieval_strategy"], top_k=runtime.context.tuning.sub_question_top_k)
+            rows = retriever.search(part.text, mode=state["retrieval_strategy"], top_k=runtime.context.tuning.sub_question_top_k)
         except Exception:
             log.exception("search for a sub-question failed; answering from the whole question's evidence")
             continue
-        own, theirs = options(part, state["sub_questions"])
-        scored = [c for c in relevance_scores(part, [r for r in rows if well_formed(r)], vocabulary, runtime.context.tuning)
+        own, theirs = options(part, parts)
+        scored = [c for c in relevance_scores(part.text, [r for r in rows if well_formed(r)], vocabulary, runtime.context.tuning)
                   if (c["similarity"] >= threshold or c["coverage"] >= min_coverage) and not is_outdated(c)
                   and not _headed_by(c, theirs, own)]
         if scored:  # the generator answers this part from this chunk first

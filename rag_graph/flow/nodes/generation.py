@@ -30,7 +30,7 @@ def build_augmented_prompt(state: State, runtime: Runtime[Deps]) -> dict:
         "source_metadata": sources,
         # A follow-up reaches the model with its conversation and as it was searched; a second
         # draft (after a rejected first) is told so, and never repeats the first prompt.
-        "augmented_prompt": render_prompt(state["normalized_query"], context, state.get("sub_questions") or [],
+        "augmented_prompt": render_prompt(state["normalized_query"], context, state.get("parts") or [],
                                           state.get("history") or [], state.get("retrieval_query", ""),
                                           retry=state.get("grounding_status") in ("unsupported", "partially_supported")),
     }
@@ -38,8 +38,7 @@ def build_augmented_prompt(state: State, runtime: Runtime[Deps]) -> dict:
 
 def generate_answer(state: State, runtime: Runtime[Deps]) -> dict:
     # The question as the user asked it (plus a resolved follow-up's subject) steers sentence choice.
-    question = state["retrieval_query"] if state.get("history") else state["normalized_query"]
-    parts = state.get("sub_questions") or []
+    question, parts = state["question"], state.get("parts") or []
     unavailable = False
     try:
         draft = runtime.context.generator.generate(question, state["context"], state["augmented_prompt"], parts)

@@ -18,7 +18,7 @@ from ...language.spelling import correct_spelling
 from ..output import final_output
 from ..reads import corpus_gazetteer, corpus_vocabulary
 from ..state import State
-from ...language.question import split_follow_up
+from ...language.question import Question
 from ...language.lexicon import QUESTION_WORDS
 from ...language.words import STOPWORDS, stem, words
 from ...language.amounts import values
@@ -45,18 +45,18 @@ def problem_with(raw: str, normalized: str) -> str | None:
 
 def resolve_follow_up(question: str, history: list[dict], gazetteer: Gazetteer | None = None,
                       section_of: Callable[[str], str] | None = None, tuning: Tuning = DEFAULT,
-                      continues: Continues | None = None) -> str:
+                      continues: Continues | None = None) -> Question:
     """Offline follow-up resolution: an underspecified question ("what is her salary?", "and the
     Standard tier?") carries the conversation's subject, an entity of the corpus's gazetteer
     that the thread is about, plus, when it asks nothing of its own, what the previous question
     asked. When no entity names the subject and the question points back ("how long does each
     one run?" after "how often does the whole company get together?"), the subject is the
     heading of the section the previous question finds (`section_of`: "Meet-ups"). The carried
-    words follow in brackets, so retrieval sees the subject written out. Whether the turn
+    words are the Question's `carried`, so retrieval sees the subject written out. Whether the turn
     continues the thread at all is for `continues` to say (the learned reading of
     `thread_reader`); without it, the turn is taken to continue."""
     if not history or (continues is not None and not continues(question, history)):
-        return question
+        return Question(question)
     lowered = question.lower()
     own = followup.own_words(question)
     referring = any(w in REFERRING for w in words(question))
@@ -66,15 +66,15 @@ def resolve_follow_up(question: str, history: list[dict], gazetteer: Gazetteer |
     named = {w for m in asked for w in m.entity.key}
     personal = bool(PERSONAL.search(question))
     previous = previous_question(history, gazetteer, section_of, tuning, continues)
-    subject = thread_subject(history, previous, gazetteer, personal=personal)
+    subject = thread_subject(history, previous.text, gazetteer, personal=personal)
     if subject is not None and any(m.entity.kind == subject.kind for m in asked):
         subject = None  # "what about Team?" after Enterprise: a new subject of the same kind replaces the old
-    replaced = _replaced(own, previous) if opener else set()
+    replaced = _replaced(own, previous.text) if opener else set()
     if subject is not None and replaced & set(subject.key):
         subject = None  # "and my vacation days?" after "sick days": not about sick leave any more
     carried = [w for w in (subject.key if subject else ()) if w not in own and w not in STOPWORDS]
-    if subject is None and section_of is not None and referring and not asked and previous:
-        carried += [w for w in dict.fromkeys(words(section_of(previous))) if w not in own and w not in STOPWORDS]
+    if subject is None and section_of is not None and referring and not asked and previous.text:
+        carried += [w for w in dict.fromkeys(words(section_of(previous.text))) if w not in own and w not in STOPWORDS]
     # "it", "that" or "they" may be any noun of the last question ("live captions", not just the
     # "deaf colleague" the gazetteer knows); only "she" or "his" is surely the person named.
     if subject is None or opener or not set(own) - named or not personal:
@@ -84,11 +84,11 @@ def resolve_follow_up(question: str, history: list[dict], gazetteer: Gazetteer |
                               with_carried=not (asked and not referring), most=tuning.max_carried)
     if _THAN_THAT.search(question):  # "and if I need more than that?": more than the amount last named
         carried = [*words(last_amount(history)), *carried]
-    asked_for = _ASKS_FOR.search(split_follow_up(previous)[0]) if carried and not _ASKS_FOR.search(question) else None
+    asked_for = _ASKS_FOR.search(previous.own) if carried and not _ASKS_FOR.search(question) else None
     if asked_for:  # what the previous question asked for comes too: "who" of "who do I cc…?"
         carried = [*asked_for.group(0).lower().split(), *carried]
     carried = list(dict.fromkeys(carried))
-    return f"{question} ({' '.join(carried)})" if carried else question
+    return Question(question, " ".join(carried))
 
 
 # What a question asks for: a person, a date, an amount. A follow-up that asks for nothing of
@@ -115,15 +115,15 @@ def last_amount(history: list[dict]) -> str:
 
 def previous_question(history: list[dict], gazetteer: Gazetteer,
                       section_of: Callable[[str], str] | None = None, tuning: Tuning = DEFAULT,
-                      continues: Continues | None = None) -> str:
+                      continues: Continues | None = None) -> Question:
     """The asker's last question as it was searched: a follow-up with what it carried ("how is
-    it paid? (wellness allowance)"), so that a third question still knows the thread's subject."""
+    it paid?" with "wellness allowance"), so that a third question still knows the thread's subject."""
     for at in range(len(history) - 1, -1, -1):
         if history[at]["role"] == "user":
             # read in the light of the few turns before it, however long the thread
             return resolve_follow_up(history[at]["content"], history[max(0, at - tuning.resolved_turns):at], gazetteer,
                                      section_of, tuning, continues)
-    return ""
+    return Question("")
 
 
 def thread_subject(history: list[dict], previous: str, gazetteer: Gazetteer, personal: bool) -> Entity | None:
@@ -156,14 +156,13 @@ def _replaced(own: list[str], previous: str) -> set[str]:
             if stem(word) == head and before not in own and before not in STOPWORDS}
 
 
-def _predicate(previous: str, gazetteer: Gazetteer, exclude: set[str], with_carried: bool, most: int) -> list[str]:
+def _predicate(previous: Question, gazetteer: Gazetteer, exclude: set[str], with_carried: bool, most: int) -> list[str]:
     """What the previous question asked, without the subject it asked it about; when it was a
     follow-up itself, what it carried comes too ("who needs to okay that?" after "can I swap it
     for a newer one? (pick own work laptop)" is about swapping a laptop)."""
-    subject = {w for m in gazetteer.mentions(previous) for w in m.entity.key}
-    own, carried = split_follow_up(previous)
+    subject = {w for m in gazetteer.mentions(previous.text) for w in m.entity.key}
     out = []
-    for part in (own, carried) if with_carried else (own,):
+    for part in (previous.own, previous.carried) if with_carried else (previous.own,):
         kept = [w for w in words(part) if w not in STOPWORDS and w not in QUESTION_WORDS
                 and w not in exclude and w not in subject]
         out += kept[:most]
@@ -190,7 +189,7 @@ def prepare_query(state: State, runtime: Runtime[Deps]) -> dict:
         "ranked_chunks": [], "related_chunks": [], "context": [], "source_metadata": {},
         "contradictions": [], "knowledge_gap": None, "augmented_prompt": "", "draft_answer": {},
         "citations": [], "grounding_status": "not_checked", "confidence": 0.0, "errors": [],
-        "sub_questions": [],
+        "sub_questions": [], "parts": [],
     }
     normalized = normalize(raw)
     problem = problem_with(raw, normalized)
@@ -203,10 +202,11 @@ def prepare_query(state: State, runtime: Runtime[Deps]) -> dict:
     update["normalized_query"] = normalized
     mode, threshold = update["retrieval_strategy"], config["score_threshold"]
     gazetteer = corpus_gazetteer(runtime) if history else None
-    update["retrieval_query"] = resolve_follow_up(normalized, history, gazetteer,
-                                                  lambda previous: section_found(runtime, previous, mode, threshold),
-                                                  runtime.context.tuning,
-                                                  thread_reader(runtime, gazetteer, mode) if history else None)
+    question = resolve_follow_up(normalized, history, gazetteer,
+                                 lambda previous: section_found(runtime, previous, mode, threshold),
+                                 runtime.context.tuning, thread_reader(runtime, gazetteer, mode) if history else None)
+    update["question"] = question  # read once: the asker's words apart from what the thread lent
+    update["retrieval_query"] = question.text
     return update
 
 
