@@ -65,6 +65,19 @@ class Answering:
             log.exception("[%s] answering failed", ref)
             return apology(ref)
 
+    def answer_unasked(self, question: Question, min_confidence: float, cited: bool = False) -> Reply | None:
+        """A help channel's message nobody addressed to Citebot: the reply only when it answers
+        with at least `min_confidence` (CITEBOT_AUTO_MIN_CONFIDENCE); None means say nothing, since
+        a bot that says "I don't know" to people talking to each other is noise."""
+        reply = self.answer(question, cited=cited, record_gap=False)
+        confidence = reply.output.get("confidence") or 0.0
+        if reply.status != "answered" or confidence < min_confidence:
+            log.info("[%s] help channel %s: %s at confidence %.2f, not replying", question.ref, question.place,
+                     reply.status, confidence)
+            return None
+        log.info("[%s] help channel %s: answered unasked at confidence %.2f", question.ref, question.place, confidence)
+        return reply
+
     @staticmethod
     def delivered(question: Question, reply: Reply, streamed: bool = False) -> None:
         """The one line per answer for operators: outcome, place, history and time, never the text."""

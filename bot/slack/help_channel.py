@@ -27,17 +27,13 @@ def answer_unasked(conversations, event: dict, client: WebClient, bot_user_id: s
     if classify(question) != "question" or not conversations.seen.first_time(("message", channel, ts)):
         return
     asked = Question("slack", channel, event["user"], question, [], conversations.access.for_channel(channel))
-    reply = conversations.answering.answer(asked, record_gap=False)
-    ref, output, settings = asked.ref, reply.output, conversations.settings
-    confidence = output.get("confidence") or 0.0
-    if reply.status != "answered" or confidence < settings.auto_min_confidence:
-        log.info("[%s] help channel %s: %s at confidence %.2f, not replying", ref, channel, reply.status, confidence)
+    reply = conversations.answering.answer_unasked(asked, conversations.settings.auto_min_confidence)
+    if reply is None:
         return
     message = render(reply)
     if conversations.experts:
-        message = conversations.experts.decorate(message, output, channel, ts, question, event["user"])
+        message = conversations.experts.decorate(message, reply.output, channel, ts, question, event["user"])
     try:
         client.chat_postMessage(channel=channel, thread_ts=ts, **message)
-        log.info("[%s] help channel %s: answered unasked at confidence %.2f", ref, channel, confidence)
     except SlackApiError as error:
-        log.warning("[%s] the answer could not be posted in %s: %s", ref, channel, error.response.get("error"))
+        log.warning("[%s] the answer could not be posted in %s: %s", asked.ref, channel, error.response.get("error"))

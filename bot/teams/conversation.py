@@ -107,10 +107,16 @@ class TeamsConversations:
         others = {m.mentioned.id for m in activity.get_mentions() if m.mentioned} - {activity.recipient.id}
         addressed = kind == "personal" or activity.is_recipient_mentioned()
         question = plain_text(activity.text)
+        user = activity.from_property
+        asker = (user.aad_object_id or user.id) if user else None
         if kind == "channel" and question and (escalation := self.experts.escalation_for(activity)):
             await self.experts.relay(context, escalation, question)  # an expert answered in their thread
             return
         intent = classify(question)
+        if self._help_channel_question(activity, addressed, others, intent):
+            asked = Question("teams", key, asker, question, [], scope_of(activity, self.access))
+            self._in_background(context, lambda later: self._answer(later, asked, unasked=True))
+            return
         if not addressed and (others or kind != "channel" or intent != "question" or not self.memory.turns(key)):
             return  # follow-ups without a mention only in reply chains Citebot already answered in
 
@@ -122,9 +128,7 @@ class TeamsConversations:
                 await context.send_activity(SMALL_TALK_REPLY)
         else:
             turns = self.memory.turns(key)[-2 * self.settings.history_turns:] if self.settings.history_turns > 0 else []
-            user = activity.from_property
-            asked = Question("teams", key, (user.aad_object_id or user.id) if user else None, question, turns,
-                             scope_of(activity, self.access))
+            asked = Question("teams", key, asker, question, turns, scope_of(activity, self.access))
             self._in_background(context, lambda later: self._answer(later, asked))
 
     async def on_members_added(self, context: TurnContext, state) -> None:
@@ -184,10 +188,24 @@ class TeamsConversations:
         self._later.add(task)
         task.add_done_callback(self._later.discard)
 
-    async def _answer(self, context: TurnContext, question: Question) -> None:
-        async with TypingIndicator(context, typing_options=TYPING):
-            reply = await asyncio.get_running_loop().run_in_executor(
-                self._answering, partial(self.answering.answer, question, cited=True))
+    def _help_channel_question(self, activity: Activity, addressed: bool, others: set, intent: str) -> bool:
+        """A new post in a help channel (`answer: all`) that asks a question of no one in particular."""
+        root = activity.conversation.id.partition(";messageid=")[2]
+        return (not addressed and not others and intent == "question" and kind_of(activity) == "channel"
+                and root == activity.id and self.access.place(*place_ids(activity)).answer == "all")
+
+    async def _answer(self, context: TurnContext, question: Question, unasked: bool = False) -> None:
+        """`unasked`: a help channel's post, answered only when confident, and without "typing"
+        (nobody is waiting for Citebot there)."""
+        run = asyncio.get_running_loop().run_in_executor
+        if unasked:
+            reply = await run(self._answering, partial(self.answering.answer_unasked, question,
+                                                       self.settings.auto_min_confidence, cited=True))
+            if reply is None:
+                return
+        else:
+            async with TypingIndicator(context, typing_options=TYPING):
+                reply = await run(self._answering, partial(self.answering.answer, question, cited=True))
         if reply.status != "failed":
             # Remembered before it is sent: a reply in the chain the moment the answer shows is a
             # follow-up, and must find the turn (after the send, it raced the next message).

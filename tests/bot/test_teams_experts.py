@@ -16,6 +16,7 @@ from bot_harness import QUESTION, own_engine  # noqa: F401 (fixture)
 from teams_harness import ADMIN_AAD, TENANT, connector, quiet_for, start_teams  # noqa: F401 (fixtures)
 
 TEAM, HR, GENERAL, EXPERTS = "19:team@thread.tacv2", "19:hr@thread.tacv2", "19:general@thread.tacv2", "19:experts@thread.tacv2"
+HELP = "19:help@thread.tacv2"
 EXPERT, OUTSIDER, ASKER = ("e0000000-0000-0000-0000-00000000e0e0", "0u000000-0000-0000-0000-0000000000u0",
                            "a5000000-0000-0000-0000-0000000000a5")
 UNANSWERABLE = "Does the company offer a company car or lease scheme?"
@@ -205,3 +206,34 @@ def test_when_the_experts_channel_refuses_the_post_the_clicker_is_told_and_the_n
     connector.not_member.clear()  # an admin added Citebot to the team
     assert click(teams, escalate, asked, person(ASKER, "Pat Asker"), dont_know.id) == "I've asked the people-ops experts."
     assert len([s for s in connector.sent("message") if s.created]) == 1
+
+
+def test_a_teams_help_channel_answers_confident_questions_without_a_mention_and_nothing_else(
+        start_teams, connector, engine, tmp_path):
+    access = tmp_path / "help.yml"
+    access.write_text(yaml.safe_dump({"channels": {HELP: {"answer": "all"}}}))
+    teams = start_teams(engine, access_path=access, gaps_path=tmp_path / "gaps.jsonl")
+
+    def post(text: str, channel: str = HELP, root: str | None = None) -> dict:
+        """A new post (its own reply chain), or a reply in `root`'s chain."""
+        activity_id = f"17000070{len(connector.sent()):05d}{len(text)}"
+        where = in_channel(channel, root or activity_id)
+        teams.say(text, id=activity_id, conversation=where["conversation"], kind="channel",
+                  channelData=where["channelData"], **person(ASKER, "Pat Asker"))
+        return where
+
+    asked = post(QUESTION)
+    [answer] = connector.wait_for("message", conversation=asked["conversation"], timeout=120)
+    assert "3 days a week" in answer.text and "[1]" in answer.text
+    post("thanks!")  # small talk
+    post("who's coming to the party tonight?")  # unanswerable
+    post("the build is green again")  # not a question
+    post("can someone review my PR?")  # answered at 0.63 only
+    post(QUESTION, channel=GENERAL)  # not a help channel: needs a mention
+    post(QUESTION, root="1700009999999")  # a reply in a chain Citebot never answered in
+    assert [s.conversation for s in quiet_for(teams)] == [asked["conversation"]]
+    assert not connector.sent("typing", conversation=asked["conversation"])  # nobody was waiting for Citebot
+
+    post("what about contractors?", root=asked["conversation"].partition(";messageid=")[2])
+    follow_up = connector.wait_for("message", conversation=asked["conversation"], count=2, timeout=120)[-1]
+    assert "contractors" in follow_up.text  # a follow-up in the chain, as in any chain Citebot answered in
