@@ -33,7 +33,7 @@ COPY corpus /opt/citebot/corpus
 ENV PATH=/opt/citebot/bin:$PATH \
     CITEBOT_CACHE=/opt/citebot/cache HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false \
     CITEBOT_CORPUS=/opt/citebot/corpus CITEBOT_DB=/data/lancedb \
-    CITEBOT_FEEDBACK=/data/feedback.jsonl CITEBOT_GAPS=/data/gaps.jsonl \
+    CITEBOT_STATE_DIR=/data \
     PORT=3000 TEAMS_PORT=3978
 VOLUME ["/data"]
 WORKDIR /data

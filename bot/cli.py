@@ -92,7 +92,8 @@ def cmd_index(args) -> int:
     if unchanged is not None:  # the everyday cron run: answered without opening (or importing) LanceDB
         for message in unchanged["skipped"]:
             log.warning(message)
-        _print_refresh({**unchanged, "embedded": 0, "deleted": 0, "seconds": time.perf_counter() - started}, args.json)
+        _print_refresh({**unchanged, "embedded": 0, "deleted": 0, "seconds": time.perf_counter() - started}, args.json,
+                       settings)
         return 0
     # The index job and the replicas' reloads take turns.
     job = (lambda: Engine.roll_back(settings)) if args.rollback else (lambda: Engine.index_corpus(settings))
@@ -102,21 +103,26 @@ def cmd_index(args) -> int:
     if args.rollback:
         print(f"serving index version {done} (replicas follow within CITEBOT_POLL_SECONDS)")
     else:
-        _print_refresh(done.as_dict(), args.json)
+        _print_refresh(done.as_dict(), args.json, settings)
     return 0
 
 
-def _print_refresh(stats: dict, as_json: bool) -> None:
+def _print_refresh(stats: dict, as_json: bool, settings) -> None:
+    from bot.losses import silent_losses
+
+    losses = silent_losses(stats, settings)
     if as_json:
-        print(json.dumps({k: v for k, v in stats.items()
-                          if k in ("documents", "chunks", "embedded", "deleted", "seconds", "formats", "skipped")},
-                         ensure_ascii=False))
+        print(json.dumps({**{k: v for k, v in stats.items()
+                             if k in ("documents", "chunks", "embedded", "deleted", "seconds", "formats", "skipped")},
+                          "losses": losses}, ensure_ascii=False))
         return
     print(f"{stats['documents']} documents, {stats['chunks']} chunks, {stats['embedded']} embedded, "
           f"{stats['deleted']} deleted in {stats['seconds']:.2f} s (serving index version {stats['version']}; "
           "versions count LanceDB's writes, not builds: a first build is already past 1)")
     print("files: " + ", ".join(f"{suffix} {counts['read']} read" + (f", {counts['skipped']} skipped" if counts["skipped"] else "")
                                 for suffix, counts in sorted(stats["formats"].items())))
+    for line in losses:
+        print(f"warning: {line}", file=sys.stderr)
 
 
 def cmd_sync(args) -> int:

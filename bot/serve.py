@@ -21,6 +21,7 @@ from rag_graph.errors import RefreshError
 
 from bot import heap, metrics, sources
 from bot.access import Access
+from bot.losses import silent_losses
 from bot.metrics import Metered
 from bot.shared import SharedState
 from bot.verified import folder_of
@@ -84,6 +85,8 @@ def _engine(settings: Settings, shared: SharedState):
         else:
             print(f"Indexed {stats.documents} documents, {stats.chunks} chunks "
                   f"({stats.embedded} embedded) from {settings.documents}", flush=True)
+            for line in silent_losses(stats.as_dict(), settings):
+                log.warning(line)
     engine.warm_up()
     heap.give_back()  # what checking the index and loading the model freed
     return engine

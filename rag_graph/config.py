@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from dotenv import find_dotenv, load_dotenv
-from pydantic import AfterValidator, AnyHttpUrl, BeforeValidator, Field, TypeAdapter, ValidationError
+from pydantic import AfterValidator, AnyHttpUrl, BeforeValidator, Field, TypeAdapter, ValidationError, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEFAULT_DB = ".citebot/lancedb"
@@ -80,12 +80,19 @@ def _redis_url(value: str) -> str:
     return value
 
 
+def _folder(value: Path) -> Path:
+    if value.exists() and not value.is_dir():
+        raise ValueError("must be a folder, and that path is a file")
+    return value
+
+
 CommaList = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_comma_list)]
 HostNames = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_comma_list), AfterValidator(_host_names)]
 HttpUrl = Annotated[str, AfterValidator(_http_url)]
 LinkTemplate = Annotated[str, AfterValidator(_link_template)]
 StorageOptions = Annotated[dict[str, str], NoDecode, BeforeValidator(_json_object)]
 RedisUrl = Annotated[str, AfterValidator(_redis_url)]
+Folder = Annotated[Path, AfterValidator(_folder)]
 
 
 def env(name: str, default: Any, **constraints) -> Any:
@@ -123,12 +130,16 @@ class Settings(BaseSettings):
     teams_service_urls: CommaList = env("CITEBOT_TEAMS_SERVICE_URLS", ())
     allow_workspace_admins: bool = env("CITEBOT_WORKSPACE_ADMINS", False)
     ask_hint: str = env("CITEBOT_ASK_HINT", "#people-ops")
-    feedback_path: Path = env("CITEBOT_FEEDBACK", Path(".citebot/feedback.jsonl"))
+    # Where state files go (feedback, gaps, the sources' mirror): CITEBOT_STATE_DIR, else the folder
+    # holding a local CITEBOT_DB (beside the index, never wherever the command runs), else .citebot.
+    # A file's own variable still wins. Filled in by `_state_files`.
+    state_dir: Folder | None = env("CITEBOT_STATE_DIR", None)
+    feedback_path: Path | None = env("CITEBOT_FEEDBACK", None)
     history_turns: int = env("CITEBOT_HISTORY_TURNS", 8, ge=0)
     access_path: Path | None = env("CITEBOT_ACCESS", None)  # who may see what (bot/access.py)
     # A folder's .citebot.yml `audience:` is inherited by its documents without one (retrieval/authoring.py).
     strict_audience: bool = env("CITEBOT_STRICT_AUDIENCE", False)
-    gaps_path: Path = env("CITEBOT_GAPS", Path(".citebot/gaps.jsonl"))  # unanswered questions, bad votes
+    gaps_path: Path | None = env("CITEBOT_GAPS", None)  # unanswered questions, bad votes
     gap_retention_days: int = env("CITEBOT_GAP_RETENTION_DAYS", 90, ge=1)
     gaps_show_dms: bool = env("CITEBOT_GAPS_SHOW_DMS", False)  # the gap report quotes DM questions too
     gap_salt: str | None = env("CITEBOT_GAP_SALT", None, repr=False)  # None = generated beside the log
@@ -164,7 +175,7 @@ class Settings(BaseSettings):
     # and sync state live, how often `citebot serve` syncs (0: only on the admin's reload), and
     # each vendor's credentials (never in the sources file, never shown).
     sources_path: Path | None = env("CITEBOT_SOURCES", None)
-    sync_dir: Path = env("CITEBOT_SYNC_DIR", Path(".citebot/sources"))
+    sync_dir: Path | None = env("CITEBOT_SYNC_DIR", None)
     sync_minutes: float = env("CITEBOT_SYNC_MINUTES", 60.0, ge=0)
     confluence_email: str | None = env("CONFLUENCE_EMAIL", None)
     confluence_api_token: str | None = env("CONFLUENCE_API_TOKEN", None, repr=False)
@@ -192,6 +203,15 @@ class Settings(BaseSettings):
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, **_sources):
         return (init_settings,)  # only from_env reads the environment
+
+    @model_validator(mode="after")
+    def _state_files(self) -> "Settings":
+        state = self.state_dir or (Path(self.db).parent if "://" not in self.db else Path(".citebot"))
+        for name, default in (("state_dir", state), ("feedback_path", state / "feedback.jsonl"),
+                              ("gaps_path", state / "gaps.jsonl"), ("sync_dir", state / "sources")):
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, default)  # frozen: set once, while being validated
+        return self
 
     @property
     def retrieval(self) -> RetrievalConfig:

@@ -108,3 +108,30 @@ def test_ask_with_a_missing_folder_answers_from_the_last_good_index(tmp_path, go
     [line] = _errors(err)
     assert line.startswith("warning: corpus folder not found") and "keeps serving (version " in line
     assert line.endswith("answering from it")
+
+
+def test_index_ends_with_one_line_per_silent_loss_and_none_once_the_settings_say_how(tmp_path, capsys, monkeypatch):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "linked.md").write_text("---\nurl: https://intranet.example/linked\n---\n# Linked\n\nParking is free.\n")
+    (corpus / "plain.md").write_text("# Plain\n\nThe canteen opens at noon.\n")
+    (corpus / "payroll.md").write_text("---\nurl: https://intranet.example/payroll\naudience: [people-ops]\n---\n"
+                                       "# Payroll\n\nSalaries are paid on the 25th.\n")
+    for name in ("CITEBOT_SOURCE_URL", "CITEBOT_ACCESS"):
+        monkeypatch.delenv(name, raising=False)
+    args = ["index", "--corpus", str(corpus), "--db", str(tmp_path / "db")]
+    for _ in range(2):  # the build, then the unchanged run that reads its figures back
+        assert main(args) == 0
+        lines = _errors(capsys.readouterr().err)
+        assert [line for line in lines if line.startswith("warning: ")] == [
+            "warning: 1 document without a `url` (plain.md) is cited without a link: give it a `url` in its "
+            "front matter or set CITEBOT_SOURCE_URL",
+            "warning: 1 document with an `audience` (payroll.md) is hidden from every answer because "
+            "CITEBOT_ACCESS is unset: set it to the access file that names their groups"]
+
+    access = tmp_path / "access.yml"
+    access.write_text("groups:\n  people-ops:\n    slack_users: [U0PAY]\n")
+    monkeypatch.setenv("CITEBOT_SOURCE_URL", "https://intranet.example/{slug}")
+    monkeypatch.setenv("CITEBOT_ACCESS", str(access))
+    assert main(args) == 0
+    assert not [line for line in _errors(capsys.readouterr().err) if line.startswith("warning: ")]

@@ -41,6 +41,7 @@ GOOD = {
     "CITEBOT_GAPS_SHOW_DMS": ("true", "gaps_show_dms", True),
     "CITEBOT_WORKSPACE_ADMINS": ("true", "allow_workspace_admins", True),
     "CITEBOT_ASK_HINT": ("#help-hr", "ask_hint", "#help-hr"),
+    "CITEBOT_STATE_DIR": ("/var/lib/citebot", "state_dir", Path("/var/lib/citebot")),
     "CITEBOT_FEEDBACK": ("/var/log/citebot.jsonl", "feedback_path", Path("/var/log/citebot.jsonl")),
     "CITEBOT_HISTORY_TURNS": ("3", "history_turns", 3),
     "CITEBOT_ACCESS": ("/etc/citebot/access.yml", "access_path", Path("/etc/citebot/access.yml")),
@@ -189,6 +190,26 @@ def test_a_bad_value_is_an_error_that_names_the_variable(clean_env, variable):
     with pytest.raises(SettingsError) as caught:
         Settings.from_env()
     assert str(caught.value) == f"{variable.strip()} {phrase} (got {raw!r})"
+
+
+def test_state_files_go_beside_the_index_or_into_the_state_folder_never_the_current_folder(clean_env, tmp_path):
+    beside = Settings.from_env(db=str(tmp_path / "srv" / "lancedb"))
+    assert beside.state_dir == tmp_path / "srv"
+    assert (beside.feedback_path, beside.gaps_path, beside.sync_dir) == (
+        tmp_path / "srv" / "feedback.jsonl", tmp_path / "srv" / "gaps.jsonl", tmp_path / "srv" / "sources")
+    clean_env.setenv("CITEBOT_STATE_DIR", "/var/lib/citebot")
+    clean_env.setenv("CITEBOT_GAPS", "/var/log/gaps.jsonl")  # a file's own variable still wins
+    chosen = Settings.from_env(db="s3://bucket/index")
+    assert (chosen.feedback_path, chosen.gaps_path, chosen.sync_dir) == (
+        Path("/var/lib/citebot/feedback.jsonl"), Path("/var/log/gaps.jsonl"), Path("/var/lib/citebot/sources"))
+
+
+def test_a_state_folder_that_is_a_file_is_one_line_naming_the_setting(clean_env, tmp_path, capsys):
+    (tmp_path / "state").write_text("not a folder")
+    clean_env.setenv("CITEBOT_STATE_DIR", str(tmp_path / "state"))
+    assert main(["index"]) == 2
+    assert capsys.readouterr().err == (f"error: CITEBOT_STATE_DIR must be a folder, and that path is a file "
+                                       f"(got {str(tmp_path / 'state')!r})\n")
 
 
 def test_several_bad_values_are_all_named_on_one_line(clean_env):

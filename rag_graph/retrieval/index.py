@@ -72,11 +72,15 @@ class RefreshStats:
     skipped: list[str] = field(default_factory=list)
     formats: dict[str, dict[str, int]] = field(default_factory=dict)  # per file extension: read, skipped
     finished_at: float = field(default_factory=time.time)  # epoch seconds
+    # Paths of documents that a setting decides about (what they lose without it: bot/losses.py).
+    unlinked: list[str] = field(default_factory=list)  # no `url`: linked only by CITEBOT_SOURCE_URL
+    restricted: list[str] = field(default_factory=list)  # an `audience`: shown only through CITEBOT_ACCESS
 
     def as_dict(self) -> dict:
         return {"documents": self.documents, "chunks": self.chunks, "embedded": self.embedded,
                 "deleted": self.deleted, "seconds": round(self.seconds, 3), "version": self.version,
-                "skipped": self.skipped, "formats": self.formats}
+                "skipped": self.skipped, "formats": self.formats, "unlinked": self.unlinked,
+                "restricted": self.restricted}
 
 
 def _schema(dimension: int) -> pa.Schema:
@@ -575,9 +579,11 @@ class Index:
         self.last_refresh = RefreshStats(
             documents=len(corpus.documents), chunks=len(corpus.chunks), embedded=embedded,
             deleted=deleted, seconds=time.perf_counter() - started, version=version,
-            skipped=corpus.skipped, formats=corpus.formats)
+            skipped=corpus.skipped, formats=corpus.formats,
+            unlinked=[d.path for d in corpus.documents if not d.url],
+            restricted=[d.path for d in corpus.documents if d.audience])
         published.record(self.uri, built_from, {k: v for k, v in self.last_refresh.as_dict().items()
-                                                if k in ("documents", "chunks", "version", "skipped", "formats")})
+                                                if k not in ("embedded", "deleted", "seconds")})
         return self.last_refresh
 
 

@@ -25,7 +25,10 @@ def test_index_twice_embeds_nothing_the_second_time(db):
     first = citebot("index", "--json", db=db)
     assert first.returncode == 0, first.stderr
     stats = json.loads(first.stdout)
-    assert set(stats) == {"documents", "chunks", "embedded", "deleted", "seconds", "formats", "skipped"}
+    assert set(stats) == {"documents", "chunks", "embedded", "deleted", "seconds", "formats", "skipped", "losses"}
+    assert stats["losses"] == ["2 documents without a `url` (notes/all-hands-2025-03.md, reference/glossary.md) "
+                               "are cited without a link: give them a `url` in their front matter or set "
+                               "CITEBOT_SOURCE_URL"]
     assert stats["formats"][".md"] == {"read": stats["documents"], "skipped": 1}
     assert stats["embedded"] == stats["chunks"] > 100
     assert "malformed-front-matter.md" in first.stderr  # skipped, and the user is told which file
