@@ -24,6 +24,14 @@ RUN /opt/citebot/bin/pip install ${TORCH_INDEX} "${TORCH_SPEC}" \
 ENV CITEBOT_CACHE=/opt/citebot/cache HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 RUN cd / && /opt/citebot/bin/python -c "from rag_graph.retrieval.embeddings import Embedder; Embedder(None).encode_query('warm up')" \
  && chmod -R a+rX /opt/citebot/cache
+# The image's SBOM (CycloneDX JSON) of every Python package installed above, by cyclonedx-py from
+# a virtualenv of its own (hashes checked), which is then removed.
+COPY deploy/sbom-tool.lock ./
+RUN python3 -m venv /tmp/sbom-tool \
+ && /tmp/sbom-tool/bin/pip install --require-hashes --no-deps -r sbom-tool.lock \
+ && /tmp/sbom-tool/bin/cyclonedx-py environment /opt/citebot/bin/python --pyproject pyproject.toml \
+      --output-reproducible -o /opt/citebot/sbom.cdx.json \
+ && rm -rf /tmp/sbom-tool
 
 FROM ${BASE_IMAGE}
 RUN useradd --system --uid 10001 --user-group --home-dir /data --no-create-home citebot \

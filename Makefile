@@ -14,7 +14,7 @@ export TOKENIZERS_PARALLELISM ?= false
 STAMP := $(VENV)/.installed
 RUNTIME_STAMP := $(VENV)/.runtime
 
-.PHONY: install install-runtime lock demo test test-load test-llm test-image compose-check bench eval-formats tune serve teams-package clean
+.PHONY: install install-runtime lock sbom sbom-lock demo test test-load test-llm test-image compose-check bench eval-formats tune serve teams-package clean
 
 install: $(STAMP)
 
@@ -94,6 +94,23 @@ CONTAINER_RUN_ARGS ?=
 test-image: $(STAMP)
 	$(CONTAINER) build --build-arg BASE_IMAGE=$(BASE_IMAGE) $(IMAGE_BUILD_ARGS) -t $(IMAGE) .
 	CITEBOT_IMAGE=$(IMAGE) CONTAINER="$(CONTAINER)" CONTAINER_RUN_ARGS="$(CONTAINER_RUN_ARGS)" $(BIN)/python -m pytest -q -m image tests/bot/test_image.py
+
+# A CycloneDX SBOM (sbom.cdx.json) of the Python packages installed in $(VENV), made by cyclonedx-py
+# from its own virtualenv, installed from deploy/sbom-tool.lock with hashes checked. After
+# `make install-runtime` it lists what production runs; the image carries its own
+# (/opt/citebot/sbom.cdx.json, made the same way at build).
+SBOM_TOOL := .citebot/sbom-tool
+sbom: $(RUNTIME_STAMP)
+	test -x $(SBOM_TOOL)/bin/cyclonedx-py || { $(PYTHON) -m venv $(SBOM_TOOL) && \
+	  $(SBOM_TOOL)/bin/pip install --quiet --require-hashes --no-deps -r deploy/sbom-tool.lock; }
+	$(SBOM_TOOL)/bin/cyclonedx-py environment $(BIN)/python --pyproject pyproject.toml --output-reproducible -o sbom.cdx.json
+
+# Re-pin the SBOM tool, hashes included.
+sbom-lock: $(RUNTIME_STAMP)
+	$(BIN)/python -m pip install --quiet uv
+	echo "cyclonedx-bom==7.5.0" | $(BIN)/uv pip compile - --python-version 3.11 --python-platform x86_64-manylinux_2_28 \
+	  --generate-hashes --no-header --no-annotate -o $(VENV)/sbom-tool.txt
+	{ sed -n '1,2p' deploy/sbom-tool.lock; cat $(VENV)/sbom-tool.txt; } > deploy/sbom-tool.lock.new && mv deploy/sbom-tool.lock.new deploy/sbom-tool.lock
 
 # The compose file checked against the Compose specification's schema, offline (CI runs it).
 compose-check: $(STAMP)

@@ -71,3 +71,16 @@ def test_dockerfile_is_multi_stage_non_root_with_a_volume_and_a_health_check():
     assert re.search(r'^VOLUME \["/data"\]', text, re.M)
     assert re.search(r"^HEALTHCHECK .*healthz", text, re.M)
     assert re.search(r'^ENTRYPOINT \["citebot"\]', text, re.M) and 'CMD ["serve"]' in text
+
+
+def test_the_image_carries_an_sbom_made_by_a_tool_pinned_with_hashes():
+    text = (ROOT / "Dockerfile").read_text()
+    assert re.search(r"pip install --require-hashes --no-deps -r sbom-tool\.lock", text)
+    assert re.search(r"cyclonedx-py environment /opt/citebot/bin/python .*\n?.*-o /opt/citebot/sbom\.cdx\.json", text)
+    assert "COPY --from=build /opt/citebot /opt/citebot" in text  # so the SBOM ships in the image
+    pins = [line for line in (ROOT / "deploy" / "sbom-tool.lock").read_text().splitlines()
+            if line and not line.startswith(("#", " "))]
+    assert any(pin.startswith("cyclonedx-bom==") for pin in pins)
+    lock = (ROOT / "deploy" / "sbom-tool.lock").read_text()
+    assert all(re.match(r"^[a-z0-9._-]+==[^ ]+ \\$", pin, re.I) for pin in pins), "every package pinned"
+    assert lock.count("--hash=sha256:") >= len(pins), "and each with its hashes"
