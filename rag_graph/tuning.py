@@ -36,8 +36,8 @@ class Tuning:
     rewrite_from: int = 3
 
     # The runner-ups within this much relevance of the best chunk, from another section, make the
-    # evidence fragmented: related sections are fetched. Foundation, dedf69f. (Read by a router,
-    # which sees only the state: DEFAULT's value applies.)
+    # evidence fragmented: related sections are fetched. Foundation, dedf69f. (Read by the
+    # route_by_quality router, through the run's Deps like every other field.)
     fragmented_margin: float = 0.05
 
     # --- relevance (scoring/relevance.py, scoring/late.py) ---

@@ -65,3 +65,20 @@ def test_citebot_eval_refuses_an_unknown_weight_in_one_line(tmp_path):
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [done.stderr.strip()] and "no_such" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_router_reads_the_tuning_of_the_run_not_the_default():
+    """Whether the evidence is fragmented (and its sections are fetched whole) is decided with
+    the run's fragmented_margin: two sections 0.1 apart in relevance are one answer's evidence
+    by default, and fragmented under a wider margin."""
+    from types import SimpleNamespace
+
+    from rag_graph.flow.graph import route_by_quality
+
+    state = {"context_quality": "sufficient", "ranked_chunks": [
+        {"source_id": "handbook", "anchor": "sick-leave", "chunk_index": 0, "relevance": 0.80},
+        {"source_id": "handbook", "anchor": "vacation", "chunk_index": 0, "relevance": 0.70}]}
+    def run(tuning):
+        return SimpleNamespace(context=SimpleNamespace(tuning=tuning))
+    assert route_by_quality(state, run(DEFAULT)) == "answer"
+    assert route_by_quality(state, run(dataclasses.replace(DEFAULT, fragmented_margin=0.2))) == "expand"

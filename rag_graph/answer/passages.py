@@ -32,19 +32,11 @@ POINTER = re.compile(r"\W*(?:please\s+)?(?:see|visit|check(?: out)?|refer to|rea
                       r"(?=.*(?:\]\(|\b(?:page|site|website|handbook|guide)\b))", re.I | re.S)
 
 
-ASKS_PLACE = re.compile(r"\bwhere\b", re.I)
-
-
 # A sentence about the page itself ("This page outlines how to sign up for and how to cancel the
 # transit benefit.") says what the page covers, not what it says.
 ABOUT_THE_PAGE = re.compile(r"\W*(?:this|the following) (?:page|guide|document|section|article|handbook|chapter)\s+"
                              r"(?:outlines|describes|explains|covers|lists|contains|provides|summarizes|details|"
                              r"walks|includes|is about|will (?:walk|explain|describe|cover|outline|help))\b", re.I)
-
-
-# "how do I…?" asks for a procedure; "how many / long / often…?" for an amount.
-ASKS_PROCEDURE = re.compile(r"\bhow\b(?!\s+(?:many|much|long|often|soon|far|early|late|big|fast|quickly|frequently)\b)"
-                             r"|\bsteps?\b", re.I)
 
 
 NUMBERED_STEP = re.compile(r"\s*\d+[.)]\s")  # an item of a numbered list

@@ -15,8 +15,9 @@ build_augmented_prompt ─▶ generate_answer ─▶ validate_grounding ─┬�
 from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 
-from ..tuning import DEFAULT
+from ..tuning import DEFAULT, Tuning
 from .deps import Deps
 from .nodes.decomposition import decompose_question, has_sub_questions, retrieve_sub_questions
 from .nodes.finalize import finalize_answer, finalize_failure, finalize_insufficient_context
@@ -41,17 +42,17 @@ def can_rewrite(state: State) -> bool:
             and state["retrieval_attempts"] < state["retrieval_config"]["max_retrieval_attempts"])
 
 
-def route_by_quality(state: State) -> str:
+def route_by_quality(state: State, runtime: Runtime[Deps]) -> str:
     if state["context_quality"] in ("weak", "missing"):
         return "rewrite" if can_rewrite(state) else "give_up"
-    return "expand" if evidence_is_fragmented(state) else "answer"
+    return "expand" if evidence_is_fragmented(state, runtime.context.tuning) else "answer"
 
 
-def evidence_is_fragmented(state: State) -> bool:
+def evidence_is_fragmented(state: State, tuning: Tuning = DEFAULT) -> bool:
     """The best chunk continues a longer section, or the top chunks come from several sections
-    that are about equally relevant."""
+    that are about equally relevant (within tuning.fragmented_margin)."""
     ranked = state["ranked_chunks"]
-    best, margin = ranked[0], DEFAULT.fragmented_margin  # a router sees the state only, not Deps
+    best, margin = ranked[0], tuning.fragmented_margin
     close = [c for c in ranked[1:3] if c["relevance"] >= best["relevance"] - margin]
     return best.get("chunk_index", 0) > 0 or any(
         (c["source_id"], c.get("anchor")) != (best["source_id"], best.get("anchor")) for c in close)

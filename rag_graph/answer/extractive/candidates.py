@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...language.asks import ASKS_PERSON, ASKS_PLACE
 from ...language.markdown import (
     is_code,
     lead_ins,
@@ -20,16 +21,9 @@ from ...retrieval.entities import Gazetteer
 from ...scoring.late import standing
 from ...scoring.relevance import by_relevance
 from ...tuning import Tuning
-from ..kinds import (
-    ASKS_PERSON,
-    HOLDS_AMOUNT,
-    holds_answer,
-    names_someone,
-    wanted_answer,
-)
+from ..kinds import HOLDS_AMOUNT, holds_answer, names_someone, wanted_answer
 from ..passages import (
     ABOUT_THE_PAGE,
-    ASKS_PLACE,
     FORM_FIELD,
     PLACEHOLDER,
     POINTER,

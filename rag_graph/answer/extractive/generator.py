@@ -9,6 +9,7 @@ from typing import Callable
 
 import numpy as np
 
+from ...language.asks import ASKS_PERSON, ASKS_PROCEDURE
 from ...language.markdown import sentences
 from ...language.question import Question, options, read
 from ...language.words import terms, weighted_coverage
@@ -16,8 +17,8 @@ from ...retrieval.entities import Gazetteer
 from ...scoring.late import best_matches
 from ...scoring.relevance import query_weights
 from ...tuning import DEFAULT, Tuning
-from ..kinds import ASKS_PERSON, holds_answer, wanted_answer
-from ..passages import ASKS_PROCEDURE, Candidate
+from ..kinds import holds_answer, wanted_answer
+from ..passages import Candidate
 from .candidates import candidates
 from .compose import compose
 from .pick import pick

@@ -23,6 +23,7 @@ from ...language.lexicon import QUESTION_WORDS
 from ...language.words import STOPWORDS, stem, words
 from ...language.amounts import values
 from ...language.lexicon import REFERRING
+from ...language.asks import ASKING_WORDS
 from ...scoring import followup
 from ...scoring.followup import FOLLOW_UP_OPENERS, PERSONAL
 
@@ -84,18 +85,11 @@ def resolve_follow_up(question: str, history: list[dict], gazetteer: Gazetteer |
                               with_carried=not (asked and not referring), most=tuning.max_carried)
     if _THAN_THAT.search(question):  # "and if I need more than that?": more than the amount last named
         carried = [*words(last_amount(history)), *carried]
-    asked_for = _ASKS_FOR.search(previous.own) if carried and not _ASKS_FOR.search(question) else None
+    asked_for = ASKING_WORDS.search(previous.own) if carried and not ASKING_WORDS.search(question) else None
     if asked_for:  # what the previous question asked for comes too: "who" of "who do I cc…?"
         carried = [*asked_for.group(0).lower().split(), *carried]
     carried = list(dict.fromkeys(carried))
     return Question(question, " ".join(carried))
-
-
-# What a question asks for: a person, a date, an amount. A follow-up that asks for nothing of
-# its own ("what about for a V8 upgrade?" after "who do I cc when I'm upgrading libuv?") asks for
-# what the question before it did; the answer reads that from the words it carries.
-_ASKS_FOR = re.compile(r"\b(?:who(?:m|se)?|when|how (?:many|much|long|often|soon|far|early|late|quickly)|"
-                       r"what (?:time|day|date|month|percent(?:age)?|amount))\b", re.I)
 
 
 # A comparison with "that" ("more than that", "over that", "longer than that") measures against
