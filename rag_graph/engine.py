@@ -16,7 +16,8 @@ from urllib.parse import urlparse
 from .config import Settings
 from .errors import IndexNotReady, RefreshError, RefreshInProgress
 from .retrieval import published
-from .retrieval.embeddings import Embedder, EmbeddingError
+from .retrieval.checked_embedder import EmbeddingError
+from .retrieval.embeddings import Embedder
 from .retrieval.scope import Scope
 from .tuning import DEFAULT, Tuning
 

@@ -8,7 +8,7 @@ from typing import Callable, Protocol
 
 import numpy as np
 
-from ..retrieval.embeddings import checked
+from ..retrieval.checked_embedder import checked
 from ..language.question import Question
 from ..retrieval.entities import Gazetteer
 from ..tuning import DEFAULT, Tuning

@@ -7,6 +7,7 @@ import pyarrow as pa
 import pytest
 
 from rag_graph.retrieval import index as index_module
+from rag_graph.retrieval import refresh as refresh_module
 from rag_graph.retrieval.embeddings import Embedder, content_tokens
 from rag_graph.retrieval.index import Index, RefreshError, RefreshInProgress
 from rag_graph.language.words import stem
@@ -252,7 +253,9 @@ def test_term_counts_of_an_older_stemmer_are_counted_again_and_stored_by_the_nex
     word the knowledge base never uses: its counts are not trusted, and `citebot index` with no
     document changed stores new ones."""
     Index(str(tmp_path / "db"), embedder).refresh(corpus)
-    monkeypatch.setattr(index_module, "STEMMER_VERSION", index_module.STEMMER_VERSION + 1)  # the code moved on
+    moved_on = index_module.STEMMER_VERSION + 1  # the code moved on: what reads and what writes the counts
+    for module in (index_module, refresh_module):
+        monkeypatch.setattr(module, "STEMMER_VERSION", moved_on)
     upgraded = Index(str(tmp_path / "db"), embedder)
     frequency, chunks = upgraded.vocabulary()
     assert chunks == 3 and frequency["dog"] == 1 and index_module._STEMMER not in frequency
@@ -268,7 +271,7 @@ def test_a_gazetteer_extracted_by_older_rules_is_extracted_again_by_the_next_ind
     rewrites it too, without encoding anything."""
     index = Index(str(tmp_path / "db"), embedder)
     index.refresh(corpus)
-    older = pa.schema(list(index_module._ENTITY_SCHEMA), metadata={"extractor": "1"})
+    older = pa.schema(list(refresh_module._ENTITY_SCHEMA), metadata={"extractor": "1"})
     stale = pa.Table.from_pylist([{"name": "New", "kind": "section", "source_id": "x", "person": False}], schema=older)
     index._db.create_table(index_module.ENTITY_TABLE, data=stale, schema=older, mode="overwrite")
     assert [m.entity.name for m in Index(str(tmp_path / "db"), embedder).entities().mentions("New")] == ["New"]

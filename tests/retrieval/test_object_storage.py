@@ -11,6 +11,7 @@ import pytest
 
 from bot.cli import main
 from rag_graph.retrieval import index as index_module
+from rag_graph.retrieval import refresh as refresh_module
 from rag_graph.config import Settings, SettingsError
 from rag_graph.retrieval.index import Index, RefreshError
 from rag_graph.language.words import stem
@@ -131,7 +132,7 @@ def test_rollback_moves_the_tag_back_and_holds_until_the_documents_change(settin
 
 @pytest.mark.filterwarnings("ignore:optimize\\(cleanup_older_than=0\\)")
 def test_cleanup_removes_old_versions_but_never_a_tagged_one(settings, embedder, corpus, monkeypatch):  # noqa: F811
-    monkeypatch.setattr(index_module, "CLEANUP_AFTER", timedelta(0))  # every untagged version is old
+    monkeypatch.setattr(refresh_module, "CLEANUP_AFTER", timedelta(0))  # every untagged version is old
     writer = open_index(settings, embedder)
     writer.refresh(corpus)
     first = writer.version
@@ -141,8 +142,8 @@ def test_cleanup_removes_old_versions_but_never_a_tagged_one(settings, embedder,
         writer.refresh(corpus)
     table = writer.table
     versions = [v["version"] for v in table.list_versions()]
-    published = index_module._published(table.tags.list())
-    assert len(published) == index_module.KEEP_PUBLISHED and published[-1] == writer.version
+    published = refresh_module._published(table.tags.list())
+    assert len(published) == refresh_module.KEEP_PUBLISHED and published[-1] == writer.version
     assert set(versions) == set(published) | {max(versions)}, "untagged versions were kept"
     assert first not in versions
     # The replica still on the first version was reading a version no longer kept: it moves on
