@@ -164,6 +164,18 @@ class Tuning:
     # A third sentence of the best one's passage scoring this close to it continues the answer.
     # 9ee8fca.
     continues: float = 0.9
+    # The passage view (answer/passage_view.py): when the runner-up scores this share of the
+    # best, the best sentence is shown with its passage, up to this many characters (0: off).
+    # Off. Measured with `--tune passage_chars=450 --tune passage_margin=0` on all fifteen sets:
+    # answer recall rose on the test halves of 8 (18f-handbook-more .476 -> .571, 18f-threads
+    # 0 -> .167, handbook .621 -> .638, 18f-threads-more .381 -> .429, 37signals-threads-more
+    # .650 -> .700, corpus-threads .526 -> .632, npm-threads .364 -> .455, undici-threads
+    # .692 -> .769) and fell on none, answers 270 -> 350 characters; but a table's other rows, a
+    # list's other items and the section's next topic come along (18 of the writer's tests in
+    # tests/answer fail), and kept to running text sharing a question word it found none of
+    # those answers. With margin 0.9: the 18F gains only. learn40.
+    passage_margin: float = 0.9
+    passage_chars: int = 0
 
 
 DEFAULT = Tuning()

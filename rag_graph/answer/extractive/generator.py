@@ -18,6 +18,7 @@ from ...scoring.late import best_matches
 from ...scoring.relevance import query_weights
 from ...tuning import DEFAULT, Tuning
 from ..kinds import holds_answer, wanted_answer
+from ..passage_view import around, unclear
 from ..passages import Candidate
 from .candidates import candidates
 from .compose import compose
@@ -54,6 +55,8 @@ class ExtractiveGenerator:
         asker = question.own
         picked = pick(pool, found, weights, self.tuning, others=not parts,
                       asked=set(terms(asker)), procedure=bool(ASKS_PROCEDURE.search(asker)))
+        if not parts and unclear(pool, self.tuning):  # the passage comes right after the best, ahead of the others
+            picked[1:1] = around(picked[0], found, picked, self.tuning)
         # The part the picked sentences answer least goes first: with room for one more sentence,
         # the turnstiles of "…fingerprinted for my badge, and where do I get it working on the
         # turnstiles?" need it more than a second sentence on fingerprints.
