@@ -109,7 +109,7 @@ class Tuning:
     confidence_conflict_penalty: float = 0.05
     confidence_cap: float = 0.99
 
-    # --- the offline answer writer (answer/extractive.py) ---
+    # --- the offline answer writer (answer/extractive/) ---
     # Sentences in an answer, and its length in characters (a code block as long as this is a
     # listing, not an answer). Foundation, dedf69f.
     max_sentences: int = 3

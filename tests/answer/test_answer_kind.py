@@ -1,5 +1,5 @@
 """The extractive writer: what kind of answer a question wants (a date, a person, a duration, a
-bound, a list) and the sentence that holds it (rag_graph/answer/extractive.py)."""
+bound, a list) and the sentence that holds it (rag_graph/answer/extractive/)."""
 import pytest
 
 from rag_graph.retrieval.entities import Entity, Gazetteer

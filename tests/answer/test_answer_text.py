@@ -1,5 +1,5 @@
 """The extractive writer: how an answer reads (labels, quotes, markdown, code, lists)
-(rag_graph/answer/extractive.py, rag_graph/answer/clean.py)."""
+(rag_graph/answer/extractive/, rag_graph/answer/clean.py)."""
 from flow_fakes import chunk, compose  # noqa: F401 (fixtures too)
 
 from rag_graph.tuning import Tuning

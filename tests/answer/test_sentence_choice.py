@@ -1,5 +1,5 @@
 """The extractive writer: which sentences go together (lead-ins, steps, neighbours, headings) and
-which are never an answer (rag_graph/answer/extractive.py)."""
+which are never an answer (rag_graph/answer/extractive/)."""
 
 from rag_graph.answer.extractive import ExtractiveGenerator
 from flow_fakes import FakeRetriever, chunk, compose, overtime, run  # noqa: F401 (fixtures too)
