@@ -86,6 +86,7 @@ def messages_handler(settings: Settings, engine, config: dict, shared: SharedSta
     agent.before_turn(conversations.first_delivery)
     # Without a handler the SDK answers the feedback invoke with 501.
     agent.invoke("message/submitAction")(conversations.on_feedback)
+    agent.invoke("message/fetchTask")(conversations.on_feedback_form)  # the custom feedback loop's dialog
     agent.adaptive_card.action_execute(ESCALATE_VERB)(experts.on_escalate)
     agent.adaptive_card.action_execute(SAVE_VERB)(experts.on_save)
     agent.conversation_update("membersAdded")(conversations.on_members_added)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import html
-import json
 import logging
 import re
 from concurrent.futures import ThreadPoolExecutor
@@ -29,6 +28,7 @@ from bot.feedback import FeedbackLog
 from bot.gaps import GapLog
 from bot.intent import classify
 from bot.memory import ConversationMemory
+from bot.teams import feedback as feedback_form
 from bot.teams.experts import TeamsExperts, place_ids
 from bot.teams.render import escape, escape_markdown, render
 from bot.verified import VerifiedAnswers
@@ -143,14 +143,11 @@ class TeamsConversations:
         value = activity.value if isinstance(activity.value, dict) else {}
         action = value.get("actionValue") or {}
         reaction = action.get("reaction", "")
-        try:
-            comment = json.loads(action.get("feedback") or "{}").get("feedbackText", "")
-        except (ValueError, AttributeError):
-            comment = str(action.get("feedback") or "")
+        reason, comment = feedback_form.submitted(action)
         user = activity.from_property
         record = self.feedback.append({
             "platform": "teams", "vote": VOTES.get(reaction, reaction), "reaction": reaction,
-            "comment": comment[:2000], "user": (user.aad_object_id or user.id) if user else None,
+            "reason": reason if reaction == "dislike" else "", "comment": comment, "user": (user.aad_object_id or user.id) if user else None,
             "conversation": activity.conversation.id, "answer_id": activity.reply_to_id,
             **(self.memory.answer(activity.reply_to_id or "") or {})})
         self.gaps.negative_feedback(record)
@@ -158,6 +155,12 @@ class TeamsConversations:
                 offer := self.experts.after_thumbs_down(activity, record.get("question") or "")):
             await context.send_activity(offer)
         await context.send_activity(Activity(type=ActivityTypes.invoke_response, value=InvokeResponse(status=200)))
+
+    async def on_feedback_form(self, context: TurnContext, state) -> None:
+        """`message/fetchTask` from a 👍/👎 click: the dialog that asks why (bot/teams/feedback.py)."""
+        form = feedback_form.form(feedback_form.reaction_of(context.activity.value))
+        await context.send_activity(Activity(type=ActivityTypes.invoke_response,
+                                             value=InvokeResponse(status=200, body=form)))
 
     async def _command(self, context: TurnContext, command: str) -> None:
         if command == "status":

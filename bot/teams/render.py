@@ -12,7 +12,8 @@ MAX_CITATIONS = 20
 MAX_NAME = 80
 MAX_ABSTRACT = 160
 MAX_TEXT = 20_000  # well inside the ~28 KB a Teams message may carry
-FEEDBACK_LOOP = {"feedbackLoop": {"type": "default"}}
+# `custom`: a click asks for our dialog (message/fetchTask), which asks why after a 👎 (bot/teams/feedback.py).
+FEEDBACK_LOOP = {"feedbackLoop": {"type": "custom"}}
 
 
 def escape(text: str) -> str:

@@ -30,7 +30,7 @@ def test_personal_question_gets_typing_then_one_ai_answer_with_a_native_citation
     assert (citation["appearance"]["name"], citation["appearance"]["url"]) == REMOTE_WORK
     assert "3 days a week" in citation["appearance"]["abstract"]
     assert len(citation["appearance"]["abstract"]) <= 160
-    assert reply.activity["channelData"]["feedbackLoop"] == {"type": "default"}
+    assert reply.activity["channelData"]["feedbackLoop"] == {"type": "custom"}  # a click asks for our dialog (message/fetchTask)
     print(f"\ncitation entity: {json.dumps(entity, ensure_ascii=False)}"
           f"\nactivity -> HTTP 202 {accepted - posted:.3f} s, activity -> first typing "
           f"{typing[0].time - posted:.3f} s, activity -> answer {reply.time - posted:.3f} s")
