@@ -32,6 +32,7 @@ from .refresh import (  # noqa: F401 (the tables' names, imported from here)
     _sql_list,
 )
 from .scope import Scope, ScopedIndex, audience_clause, matches
+from .scoped_text import ScopedText, fuse, with_scores
 from .vector_store import VectorStore
 
 log = logging.getLogger(__name__)
@@ -169,24 +170,45 @@ class Index(Refreshing):
         be returned nor push a permitted row out of the top k."""
         if mode not in MODES:
             raise ValueError(f"unknown retrieval mode {mode!r}; use one of {MODES}")
-        table = self.table
         if mode != "keyword" and query_vector is None:
             query_vector = self._queries.encode_query(query)
-        if mode == "semantic":
-            query = table.search(query_vector).distance_type("cosine")
-        elif mode == "keyword":
-            query = table.search(query, query_type="fts")
+        if not self._narrows(where):  # a filter that keeps every row only slows both legs (~3 ms)
+            rows = self._search_table(query, mode, top_k, query_vector)
+        elif mode == "semantic":
+            rows = self._search_table(query, mode, top_k, query_vector, where)
         else:
-            query = (table.search(query_type="hybrid").vector(query_vector).text(query)
-                     .distance_type("cosine").rerank(RRFReranker(return_score="all")))
-        if self._narrows(where):  # a filter that keeps every row only slows both legs (~3 ms)
-            query = query.where(where, prefilter=True)
-        rows = query.limit(top_k).to_list()
+            rows = self._search_in_scope(query, mode, top_k, query_vector, where)
         for row in rows:  # the evidence checks compare against these rows' vectors next
             if row.get("vector") is not None:
                 row["vector"] = np.asarray(row["vector"], dtype=np.float32)
                 self.store.remember(row["text"], row["vector"])
         return [self._result(row, query_vector, mode) for row in rows]
+
+    def _search_table(self, query: str, mode: str, top_k: int, query_vector, where: str | None = None) -> list[dict]:
+        table = self.table
+        if mode == "semantic":
+            search = table.search(query_vector).distance_type("cosine")
+        elif mode == "keyword":
+            search = table.search(query, query_type="fts")
+        else:
+            search = (table.search(query_type="hybrid").vector(query_vector).text(query)
+                      .distance_type("cosine").rerank(RRFReranker(return_score="all")))
+        return (search.where(where, prefilter=True) if where else search).limit(top_k).to_list()
+
+    def _search_in_scope(self, query: str, mode: str, top_k: int, query_vector, where: str) -> list[dict]:
+        """Keyword and hybrid search for a scope that leaves rows out: the keyword leg ranks with
+        the scope's own BM25 statistics (scoped_text.py), so hidden rows cannot move it."""
+        text = self._per_scope("text", where, lambda: ScopedText(
+            self.table.search().where(where).select(["chunk_id", "text"]).limit(None).to_arrow()))
+        hits = text.search(query, top_k)
+        ids = [chunk_id for chunk_id, _ in hits]
+        keyword = with_scores(self.table.search().where(f"chunk_id IN ({_sql_list(ids)})" if ids else "false")
+                              .with_row_id(True).limit(len(ids) or 1).to_arrow(), hits)
+        if mode == "keyword":
+            return keyword.to_pylist()
+        vector = (self.table.search(query_vector).distance_type("cosine").where(where, prefilter=True)
+                  .with_row_id(True).limit(top_k).to_arrow())
+        return fuse(query, vector, keyword, top_k).to_pylist()
 
     @staticmethod
     def _result(row: dict, query_vector, mode: str) -> dict:
