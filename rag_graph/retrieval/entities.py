@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import PurePosixPath
+from types import SimpleNamespace
 from typing import Callable
 
 from lemminflect import getAllLemmas
@@ -119,6 +121,18 @@ def extract(corpus: Corpus) -> list[Entity]:
         elif e.person and len(e.name.split()) == 1 and len(full_names.get((e.name.lower(), e.source_id), ())) == 1:
             people |= {e.name.lower(), *full_names[(e.name.lower(), e.source_id)]}
     return [Entity(e.name, e.kind, e.source_id, e.name.lower() in people) for e in found.values()]
+
+
+def extract_rows(chunk_rows: list[dict]) -> list[Entity]:
+    """The entities `extract` finds in a corpus of just the documents whose chunk rows these are
+    (`source_id`, `path`, `chunk_index`, `title`, `section`, `body`): a scope's gazetteer. Which
+    capitalised words are names depends on the whole corpus (a word it also writes in lower case
+    is not one; a heading many documents share is a template), so a scope's names are found in
+    the scope's documents alone, in the order load_corpus reads them."""
+    chunk_rows = sorted(chunk_rows, key=lambda r: (PurePosixPath(r["path"]).parts, r["chunk_index"]))
+    documents = {r["source_id"]: SimpleNamespace(title=r["title"], source_id=r["source_id"]) for r in chunk_rows}
+    chunks = [SimpleNamespace(section=r["section"], body=r["body"], source_id=r["source_id"]) for r in chunk_rows]
+    return extract(SimpleNamespace(documents=list(documents.values()), chunks=chunks))
 
 
 def rows(entities: list[Entity]) -> list[dict]:

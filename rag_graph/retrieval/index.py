@@ -18,7 +18,7 @@ from ..errors import IndexNotReady, RefreshError, RefreshInProgress  # noqa: F40
 from ..language.words import STEMMER_VERSION
 from .checked_embedder import checked
 from .embeddings import Embedder
-from .entities import Gazetteer
+from .entities import Gazetteer, extract_rows
 from .refresh import (  # noqa: F401 (the tables' names, imported from here)
     ENTITY_TABLE,
     SERVING_TAG,
@@ -278,13 +278,11 @@ class Index(Refreshing):
 
     def entities(self, where: str | None = None) -> Gazetteer:
         """The corpus's gazetteer, read once per published version (a few thousand short rows);
-        within `where`, only the entities of the documents it allows."""
+        within `where`, found in the documents it allows alone, once per version and scope."""
         if self._narrows(where):
-            def allowed() -> Gazetteer:
-                ids = set(self.table.search().where(where).select(["source_id"]).limit(None)
-                          .to_arrow().column(0).to_pylist())
-                return Gazetteer([e for found in self.entities().by_key.values() for e in found if e.source_id in ids])
-            return self._per_scope("entities", where, allowed)
+            return self._per_scope("entities", where, lambda: Gazetteer(extract_rows(
+                self.table.search().where(where).select(["source_id", "path", "chunk_index", "title", "section", "body"])
+                .limit(None).to_arrow().to_pylist())))
         version = self._checked_out.version
         if self._gazetteer is None or self._gazetteer[0] != version:
             try:
