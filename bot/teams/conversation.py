@@ -192,10 +192,12 @@ class TeamsConversations:
         task.add_done_callback(self._later.discard)
 
     def _help_channel_question(self, activity: Activity, addressed: bool, others: set, intent: str) -> bool:
-        """A new post in a help channel (`answer: all`) that asks a question of no one in particular."""
-        root = activity.conversation.id.partition(";messageid=")[2]
-        return (not addressed and not others and intent == "question" and kind_of(activity) == "channel"
-                and root == activity.id and self.access.place(*place_ids(activity)).answer == "all")
+        """A question of no one in particular in a help place (`answer: all`): a new post in a channel
+        (not a reply in a chain), or any message of a group chat (a chat has no chains)."""
+        kind, root = kind_of(activity), activity.conversation.id.partition(";messageid=")[2]
+        new_post = (kind == "channel" and root == activity.id) or kind == "groupChat"
+        return (not addressed and not others and intent == "question" and new_post
+                and self.access.place(*place_ids(activity)).answer == "all")
 
     async def _answer(self, context: TurnContext, question: Question, unasked: bool = False) -> None:
         """`unasked`: a help channel's post, answered only when confident, and without "typing"

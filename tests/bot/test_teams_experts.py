@@ -245,3 +245,18 @@ def test_a_teams_help_channel_answers_confident_questions_without_a_mention_and_
     post("what about contractors?", root=asked["conversation"].partition(";messageid=")[2])
     follow_up = connector.wait_for("message", conversation=asked["conversation"], count=2, timeout=120)[-1]
     assert "contractors" in follow_up.text  # a follow-up in the chain, as in any chain Citebot answered in
+
+
+def test_a_group_chat_listed_as_a_help_place_is_answered_without_a_mention_only_when_confident(
+        start_teams, connector, engine, tmp_path):
+    chat = "19:meeting-people@thread.v2"  # a group chat's id, as its link or Graph shows it
+    access = tmp_path / "help.yml"
+    access.write_text(yaml.safe_dump({"channels": {chat: {"answer": "all"}}}))
+    teams = start_teams(engine, access_path=access, gaps_path=tmp_path / "gaps.jsonl")
+    for text in ("thanks!", "the build is green again", QUESTION):
+        teams.say(text, conversation=chat, kind="groupChat", **person(ASKER, "Pat Asker"))
+    [answer] = connector.wait_for("message", conversation=chat, timeout=120)
+    assert "3 days a week" in answer.text
+    other = "19:other-chat@thread.v2"  # not listed: a mention is needed there
+    teams.say(QUESTION, conversation=other, kind="groupChat", **person(ASKER, "Pat Asker"))
+    assert [s.conversation for s in quiet_for(teams)] == [chat]
