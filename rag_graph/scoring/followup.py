@@ -4,9 +4,11 @@ after a question on meal allowances asks about YubiKeys, and must be answered as
 alone; "when did she join?" needs the person the thread is about.
 
 The signals of a turn, one row per turn (`row`), read by a logistic regression that
-`citebot tune` fits on the thread turns of eval/ (written as follow-ups) and on the same sets'
-stand-alone questions asked after another thread's turns (new subjects); `thread.json`
-beside this file holds it."""
+`citebot tune` fits on the dev half of the thread turns of eval/ (follow-ups and new subjects,
+as the sets label them); `thread.json` beside this file holds it. The strongest signal is
+whether the thread helps the search: asked with the last question (or answer) beside it, a
+follow-up finds a closer passage than asked alone ("can I reserve one?" + "Where do I park?"),
+a new subject finds the same passage or a worse one."""
 from __future__ import annotations
 
 import re
@@ -23,7 +25,10 @@ FOLLOW_UP_OPENERS = ("and ", "what about", "how about", "what if", "same for", "
 PERSONAL = re.compile(r"\b(she|he|her|him|his|hers)\b", re.I)
 
 TURN_FEATURES = ("opener", "referring", "personal", "own_words", "names_entity", "previous_closeness",
-                 "alone_similarity", "shared_words", "rarest_word", "unpointed_distance")
+                 "alone_similarity", "shared_words", "rarest_word", "unpointed_distance",
+                 "question_gain", "answer_gain", "same_passage")
+
+Best = Callable[[str], tuple[float, str | None]]  # a text -> the similarity and id of the best passage it finds
 MODEL_FILE = Path(__file__).with_name("thread.json")
 
 
@@ -33,15 +38,21 @@ def own_words(question: str) -> list[str]:
 
 
 def signals(question: str, history: list[dict], entities: int, closeness: Callable[[str, str], float],
-            alone: Callable[[str], float], vocabulary: tuple[dict[str, int], int]) -> dict[str, float]:
+            best: Best, vocabulary: tuple[dict[str, int], int]) -> dict[str, float]:
     """The turn's measures. `entities` is how many of the corpus's entities the question names,
-    `closeness` the cosine of two texts, `alone` the similarity of the best chunk the question
-    finds when searched alone, `vocabulary` the corpus's (document frequencies, documents): the
-    rarest of the question's words the corpus writes names a subject of its own ("YubiKey"). The thread is read as written (the last question and answer),
-    not as resolved: a turn's reading must not depend on how the turns before it were read."""
+    `closeness` the cosine of two texts, `best` the best passage a text finds (searched three
+    times: the question alone, with the last question, with the last answer), `vocabulary` the
+    corpus's (document frequencies, documents): the rarest of the question's words the corpus
+    writes names a subject of its own ("YubiKey"). The thread is read as written (the last
+    question and answer), not as resolved: a turn's reading must not depend on how the turns
+    before it were read."""
     own = own_words(question)
     said = {w for turn in history for w in words(turn["content"])}
-    last = [t["content"] for t in (_last(history, "user"), _last(history, "assistant")) if t]
+    asked, answered = (t["content"] if t else "" for t in (_last(history, "user"), _last(history, "assistant")))
+    last = [text for text in (asked, answered) if text]
+    alone, passage = best(question)
+    with_question = best(f"{question} {asked}") if asked else (alone, passage)
+    with_answer = best(f"{question} {answered}")[0] if answered else alone
     return {
         "opener": float(question.lower().startswith(FOLLOW_UP_OPENERS)),
         "referring": float(any(w in REFERRING for w in words(question))),
@@ -49,9 +60,12 @@ def signals(question: str, history: list[dict], entities: int, closeness: Callab
         "own_words": float(len(own)),
         "names_entity": float(entities),
         "previous_closeness": max((closeness(question, text) for text in last), default=0.0),
-        "alone_similarity": alone(question),
+        "alone_similarity": alone,
         "shared_words": sum(w in said for w in own) / len(own) if own else 1.0,
         "rarest_word": rarest(question, vocabulary),
+        "question_gain": with_question[0] - alone,
+        "answer_gain": with_answer - alone,
+        "same_passage": float(passage is not None and with_question[1] == passage),
     }
 
 
@@ -64,17 +78,17 @@ def rarest(question: str, vocabulary: tuple[dict[str, int], int]) -> float:
 
 def measure(question: str, history: list[dict], gazetteer, embedder, search: Callable[[str], list[dict]],
             vocabulary: tuple[dict[str, int], int]) -> dict:
-    """`signals` with the flow's own parts: the embedding model for closeness, `search` (the
-    question -> its best rows) for the turn asked alone, the corpus's gazetteer (or None)."""
+    """`signals` with the flow's own parts: the embedding model for closeness, `search` (a text
+    -> its best rows) for the turn asked alone and with the thread, the corpus's gazetteer (or None)."""
     def closeness(a: str, b: str) -> float:
         return float(embedder.encode_query(a) @ embedder.encode_query(b))
 
-    def alone(text: str) -> float:
+    def best(text: str) -> tuple[float, str | None]:
         rows = search(text)
-        return float(rows[0]["similarity"]) if rows else 0.0
+        return (float(rows[0]["similarity"]), rows[0].get("chunk_id")) if rows else (0.0, None)
 
     entities = len(gazetteer.mentions(question)) if gazetteer is not None else 0
-    return signals(question, history, entities, closeness, alone, vocabulary)
+    return signals(question, history, entities, closeness, best, vocabulary)
 
 
 def row(measured: dict[str, float]) -> list[float]:
@@ -85,7 +99,8 @@ def row(measured: dict[str, float]) -> list[float]:
     points_back = max(measured["opener"], measured["referring"], measured["personal"])
     return [measured["opener"], measured["referring"], measured["personal"], min(measured["own_words"], 8) / 8,
             min(measured["names_entity"], 3), measured["previous_closeness"], measured["alone_similarity"],
-            measured["shared_words"], measured["rarest_word"], (1 - points_back) * (1 - max(measured["previous_closeness"], 0.0))]
+            measured["shared_words"], measured["rarest_word"], (1 - points_back) * (1 - max(measured["previous_closeness"], 0.0)),
+            measured["question_gain"], measured["answer_gain"], measured["same_passage"]]
 
 
 def _last(history: list[dict], role: str) -> dict | None:

@@ -97,11 +97,13 @@ def build_set(name: str, db: Path, out: Path, force: bool) -> Path | None:
     tests = ROOT / "eval" / f"{name}.jsonl"
     target, turns = out / f"{name}.jsonl", out / f"{name}.turns.jsonl"
     stamp = json.dumps({"stamp": f"{file_hash(tests)}:{HEAD}:{FORMAT}"})
+    # the turns are measured again whenever the thread reader's signals change
+    turn_stamp = json.dumps({"stamp": f"{file_hash(tests)}:{FORMAT}:{','.join(followup.TURN_FEATURES)}"})
     if not corpus.is_dir():
         print(f"skipped {name}: no corpus at {corpus}")
         return None
-    fresh = {path: path.exists() and not force and path.read_text().split("\n", 1)[0] == stamp
-             for path in (target, turns)}
+    fresh = {path: path.exists() and not force and path.read_text().split("\n", 1)[0] == expected
+             for path, expected in ((target, stamp), (turns, turn_stamp))}
     if all(fresh.values()):
         print(f"{name}: cached")
         return target
@@ -116,7 +118,7 @@ def build_set(name: str, db: Path, out: Path, force: bool) -> Path | None:
     if not fresh[turns]:
         lines = [json.dumps({"set": name, "corpus": SETS[name], **turn}, ensure_ascii=False)
                  for turn in thread_turns(engine, cases)]
-        turns.write_text("\n".join([stamp, *lines]) + "\n")
+        turns.write_text("\n".join([turn_stamp, *lines]) + "\n")
     if not fresh[target]:
         vocabulary = engine.index.vocabulary()
         lines = [json.dumps({"set": name, "corpus": SETS[name], **label_case(engine, case, vocabulary)},
