@@ -118,5 +118,13 @@ def shipped() -> Linear:
 
 
 def continues(table_row: list[float], model: Linear | None = None) -> bool:
-    """The turn carries the thread's subject (the model's odds are above even)."""
+    """The turn carries the thread's subject: it has a word pointing back ("and…", "it",
+    "she"), or the model's odds are above even. The words are a gate the model cannot overrule:
+    they mean the same in every corpus, while the search signals move with a corpus's layout.
+    Measured end to end with each corpus held out of the fit (answer recall / MRR of the
+    questions with history): on npm, whose docs repeat each option on every command page, the
+    model alone read "how do I turn that off?" and "does it work with dist-tags too?" as new
+    subjects, .219 / .345 against the word rule's .312 / .471; with the gate .312 / .493."""
+    if max(table_row[0], table_row[1], table_row[2]) > 0:  # opener, referring, personal (TURN_FEATURES)
+        return True
     return float((model or shipped()).scores([table_row])[0]) > 0.0

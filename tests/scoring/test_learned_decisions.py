@@ -132,6 +132,17 @@ def test_the_thread_reader_ships_only_if_it_also_reads_the_test_turns_as_well_as
                                  {"test_hand_accuracy": 0.7, "test_learned_accuracy": 0.9})
 
 
+def test_a_word_pointing_back_always_continues_the_thread():
+    """The gate over the model: "and…", "it", "she" keep the thread whatever the search signals say."""
+    names = followup.TURN_FEATURES
+    reads_everything_as_new = learned.Linear(names, np.zeros(len(names)), np.ones(len(names)), np.zeros(len(names)), -10.0)
+    pointing, plain = _turns()[0]["signals"], _turns()[2]["signals"]
+    assert pointing["referring"] == 1.0 and plain["referring"] == 0.0
+    assert followup.continues(followup.row(pointing), reads_everything_as_new)
+    assert followup.continues(followup.row({**plain, "opener": 1.0}), reads_everything_as_new)
+    assert not followup.continues(followup.row(plain), reads_everything_as_new)
+
+
 def test_tune_without_labels_says_how_to_build_them(tmp_path, capsys):
     args = argparse.Namespace(labels=str(tmp_path), out=str(tmp_path / "m.json"), check=False, exclude=[])
     assert tune.run(args) == 2
