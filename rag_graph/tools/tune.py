@@ -121,8 +121,8 @@ def halves(records: list[dict], candidates: int = CANDIDATES, c: float = C) -> d
 # YubiKey, what do I do? (when daily meal allowance travelling)" -> "I don't know"). Both cost
 # answers. Measured end to end on the 309 questions with history of the eval sets, readers
 # fitted on the dev turns (answer keyword recall / MRR, dev | test): the word rule .534/.678 |
-# .507/.699; cost 5 .555/.702 | .521/.707; cost 2 .541/.695 | .521/.707. The two costs differ
-# by 3 dev questions of 156 and not at all on test; cost 2 reads more new subjects right (test
+# .507/.699; cost 5 .555/.721 | .535/.717; cost 2 .541/.709 | .535/.710. The two costs differ
+# by 3 dev questions of 156 and by .007 MRR on test; cost 2 reads more new subjects right (test
 # turns: 88 of 93 against 84, follow-ups kept 97 of 113 against 100; the rule 60 and 101), and
 # of the case a DM meets most, a new subject right after one exchange (each thread set's
 # opening exchange followed by the next conversation's opening question, 83 turns), it reads
