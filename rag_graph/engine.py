@@ -235,12 +235,19 @@ class Engine:
         generate_answer; only the first draft streams (a retry's text could only contradict it)."""
         from .answer.chat_model import SentenceStream
         from .answer.redact import clean_for_user
-        from .answer.support import SupportChecker
+        from .answer.support import SupportChecker, answers
 
-        state, checker = None, None
+        state, checker, topical = None, None, False
 
-        def grounded(sentence: str) -> bool:  # checked as validate_grounding will check it
-            return checker is not None and checker.check(sentence).kept
+        def grounded(sentence: str) -> bool:
+            """Checked as validate_grounding will check it: supported, and shown once a sentence
+            about the question is (true sentences about something else never stream alone)."""
+            nonlocal topical
+            if checker is None or not checker.check(sentence).kept:
+                return False
+            question = state["retrieval_query"] if state.get("history") else state["normalized_query"]
+            topical = topical or answers(question, [sentence], deps.embedder, deps.tuning)
+            return topical
 
         sentences = SentenceStream(on_text, lambda text: clean_for_user(text, [], deps.link_hosts), grounded)
         draft_id = None
@@ -248,7 +255,7 @@ class Engine:
             if mode == "values":
                 state = data
                 if checker is None and state.get("context"):
-                    checker = SupportChecker(state["context"], deps.embedder)
+                    checker = SupportChecker(state["context"], deps.embedder, deps.tuning)
                 continue
             token, meta = data
             if meta.get("langgraph_node") == "generate_answer" and draft_id in (None, token.id):

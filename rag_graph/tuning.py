@@ -99,6 +99,34 @@ class Tuning:
     semantic_support: float = 0.6
     paraphrase_floor: float = 0.5
 
+    # --- sentences a chat model wrote (answer/support.py) ---
+    # Set on the labelled set eval/grounding/sentences.jsonl (bundled + 37signals corpora;
+    # `python -m rag_graph.tools.grounding_eval`), 2c5c7cb and 95fc069; measured held out on
+    # eval/grounding/held_out.jsonl (npm, undici, Node.js contributing, 18F), which set nothing.
+    # Share of a sentence's content words in a chunk that vouches for it alone (facts checked).
+    written_lexical_support: float = 0.8
+    # Cosine (all-MiniLM-L6-v2) to the chunk's closest sentence that vouches for a paraphrase
+    # whose facts check out, and the share of its content words a paraphrase still shares.
+    written_semantic_support: float = 0.7
+    written_paraphrase_floor: float = 0.45
+    # A shorter "sentence" ("4.", "Yes.") states nothing that can be checked: from the real
+    # model's answer "4.", 95fc069.
+    written_min_words: int = 3
+    # A sentence's numbers must stand in one of the chunk's this many closest sentences, each
+    # within this cosine of the closest (a sentence may join two). 95fc069.
+    closest_sentences: int = 3
+    nearly_as_close: float = 0.1
+    # A written answer is declined unless one of its supported sentences is this close (cosine)
+    # to the question: the real model answered "what's our yearly budget for courses?" with a
+    # true sentence about onboarding buddies (0.155). On sentences.jsonl the least close
+    # question's best paraphrase is at 0.270; 71 % of other questions' paraphrases fall below
+    # (held out: 18/18 questions kept, 71 % of the others' paraphrases below).
+    written_on_topic: float = 0.25
+    # Words after "not" / "without" that it bears on, and words after a number that say what it
+    # counts. 2c5c7cb. (Read from DEFAULT by the parsers in answer/support.py.)
+    negation_scope: int = 4
+    unit_words: int = 3
+
     # --- confidence of an answer (flow/nodes/finalize.py) ---
     # base + w_sim * min(1, similarity / sim_scale) + w_cov * coverage - conflict, capped.
     # Foundation, dedf69f (a display figure: it decides no answer, but is part of final_output).

@@ -3,8 +3,8 @@
 It speaks `POST /v1/chat/completions` as OpenAI's API reference describes it (a JSON reply, or
 with `"stream": true` server-sent events of `chat.completion.chunk` objects ending in
 `data: [DONE]`), and keeps the raw bytes of every request it received. `mode` decides what it
-does: "good" answers with the first sentence of the first document in the prompt (no citation,
-as small models write), "hang" accepts and never answers, "429" and "500" fail (429 with
+does: "good" answers with the sentence of the first document in the prompt that is most about the
+question (no citation, as small models write), "hang" accepts and never answers, "429" and "500" fail (429 with
 Retry-After), and anything else in `script` is replied verbatim."""
 from __future__ import annotations
 
@@ -60,7 +60,8 @@ class ChatServer:
         prompt = request["messages"][-1]["content"]
         body = re.search(r'<document chunk_id="[^"]+"[^>]*>\n(.*?)\n</document>', prompt, re.S).group(1)
         prose = [line for line in body.splitlines() if line.strip() and not line.lstrip().startswith(("#", "-", "|"))]
-        return re.split(r"(?<=[.!?])\s", " ".join(" ".join(prose).split()))[0]
+        sentences = re.split(r"(?<=[.!?])\s", " ".join(" ".join(prose).split()))
+        return about_the_question(sentences, prompt)
 
     def _answer(self, handler: BaseHTTPRequestHandler, request: dict) -> None:
         mode = "good" if self.script else self.mode
@@ -102,3 +103,11 @@ class ChatServer:
         handler.wfile.write(f"data: {json.dumps(last)}\n\ndata: [DONE]\n\n".encode())
         handler.wfile.flush()
         handler.close_connection = True
+
+
+def about_the_question(sentences: list[str], prompt: str) -> str:
+    """The sentence sharing the most words with the prompt's question (the first, on a tie): a
+    true sentence that answers, as a good writer picks (grounding declines true sentences about
+    something else)."""
+    question = set(re.findall(r"\w+", re.search(r"^Question: (.*)$", prompt, re.M).group(1).lower()))
+    return max(sentences, key=lambda sentence: len(question & set(re.findall(r"\w+", sentence.lower()))))

@@ -33,6 +33,8 @@ from rag_graph.retrieval.index import ENTITY_TABLE, TABLE, VOCABULARY_TABLE, Ind
 from rag_graph.retrieval.vector_store import TABLE as VECTORS
 from rag_graph.language.words import term_set
 
+from chat_server import about_the_question
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ("handbook/employee-handbook-2025.md", "handbook/benefits.md", "office/facilities.md")
 REMOTE = "How many days per week can employees work remotely?"
@@ -455,7 +457,8 @@ class ProviderError(Exception):
 
 class ScriptedModel(BaseChatModel):
     """Plays `script` one step per call (the last step repeats): an exception to raise, a string
-    to reply, or "GOOD" for a correct, cited answer taken from the first document."""
+    to reply, or "GOOD" for a correct, cited answer taken from the first document (its sentence
+    about the question)."""
 
     script: list = []
     calls: int = 0
@@ -472,8 +475,8 @@ class ScriptedModel(BaseChatModel):
         if step == "GOOD":
             chunk_id, body = re.search(r'<document chunk_id="([^"]+)"[^>]*>\n(.*?)\n</document>',
                                        messages[-1].content, re.S).groups()
-            first = re.split(r"(?<=[.!?])\s", body.strip())[0]
-            step = f"{first} [{chunk_id}]"
+            best = about_the_question(re.split(r"(?<=[.!?])\s", body.strip()), messages[-1].content)
+            step = f"{best} [{chunk_id}]"
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=step))])
 
 
@@ -500,6 +503,9 @@ MODEL_FAULTS = {
                                          "insufficient_context", 2, False),
     "wrong number": (["Employees may work remotely up to 5 days a week [hr-handbook-2025::remote-work::0]."],
                      "insufficient_context", 2, False),
+    # True, but about something else in the evidence (the real model's "buddy" for a budget question).
+    "a true sentence that does not answer": (["Items bought with the stipend are yours to keep."],
+                                             "insufficient_context", 2, False),
     "JSON instead of text": (['{"answer": "5 days", "citations": ["hr-handbook-2025::remote-work::0"]}'],
                              "insufficient_context", 2, False),
     "a novel": (["Remote work is great. " * 5000], "insufficient_context", 2, False),

@@ -12,8 +12,9 @@ A sentence is supported by a chunk when
   week, provided their manager agrees").
 
 Pleasantries ("Let me know if you have any other questions!") are no claims: they are dropped
-before the check. `eval/grounding/sentences.jsonl` is the labelled set these rules are measured on
-(`python -m rag_graph.tools.grounding_eval`).
+before the check. The thresholds are fields of rag_graph/tuning.py ("sentences a chat model
+wrote"), set on the labelled set `eval/grounding/sentences.jsonl` and measured held out on
+`eval/grounding/held_out.jsonl` (`python -m rag_graph.tools.grounding_eval --set …`).
 """
 from __future__ import annotations
 
@@ -24,18 +25,7 @@ import numpy as np
 
 from ..language.markdown import sentences
 from ..language.words import STOPWORDS, stem, term_set, words
-
-LEXICAL_SUPPORT = 0.8  # share of a sentence's content words in the chunk that vouches for it alone
-# Cosine (all-MiniLM-L6-v2) between the sentence and the chunk's closest sentence that vouches for
-# a paraphrase whose facts all check out; measured on the labelled set (see the module docstring).
-SEMANTIC_SUPPORT = 0.7
-PARAPHRASE_FLOOR = 0.45  # a paraphrase still shares this share of its content words with the chunk
-MIN_WORDS = 3  # a shorter "sentence" ("4.", "Yes.") states nothing that can be checked
-NEGATION_SCOPE = 4  # words after "not" / "without" that it bears on
-# A sentence's numbers must stand in the chunk's sentence closest to it, or in one nearly as close
-# (a sentence may join two): "$197.27" is the partner's rate, not the family's of the closest row.
-CLOSEST = 3
-NEARLY_AS_CLOSE = 0.1
+from ..tuning import DEFAULT, Tuning
 
 _NUMBER_WORDS = {w: str(n) for n, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
@@ -74,7 +64,6 @@ def _number(token: str) -> str:
 _QUANTITY = re.compile(r"(?P<currency>[$£€])?\s?(?P<n>\b\d+(?:[.,:]\d+)*|\b(?:" + "|".join(_NUMBER_WORDS) + r")\b)"
                        r"(?P<percent>\s?%)?(?=(?P<after>[^.;:!?]*))", re.I)
 _TIME_UNITS = ("minute", "hour", "day", "night", "week", "month", "quarter", "year")
-UNIT_WORDS = 3  # the words after a number that say what it counts
 
 
 def quantities(text: str) -> set[tuple[str, frozenset[str]]]:
@@ -83,7 +72,7 @@ def quantities(text: str) -> set[tuple[str, frozenset[str]]]:
     found = set()
     for match in _QUANTITY.finditer(text):
         unit = {"$"} if match["currency"] else {"%"} if match["percent"] else set()
-        after = [w for w in words(match["after"]) if w.isalpha() and w not in STOPWORDS][:UNIT_WORDS]
+        after = [w for w in words(match["after"]) if w.isalpha() and w not in STOPWORDS][:DEFAULT.unit_words]
         found.add((_number(match["n"]), frozenset(unit | {stem(w) for w in after})))
     return found
 
@@ -159,7 +148,7 @@ def negated(text: str) -> bool:
 
 def _negation_scopes(text: str) -> list[frozenset[str]]:
     """The content words each negation in `text` bears on: the few words after it."""
-    return [term_set(" ".join(text[m.end():].split()[:NEGATION_SCOPE])) for m in _NEGATION.finditer(text)]
+    return [term_set(" ".join(text[m.end():].split()[:DEFAULT.negation_scope])) for m in _NEGATION.finditer(text)]
 
 
 def flips(sentence: str, source: str) -> bool:
@@ -171,6 +160,16 @@ def flips(sentence: str, source: str) -> bool:
         return False
     scopes, other = (mine, term_set(source)) if mine else (theirs, term_set(sentence))
     return any(scope & other for scope in scopes)
+
+
+def answers(question: str, sentences: list[str], embedder, tuning: Tuning = DEFAULT) -> bool:
+    """Whether supported sentences answer the question at all: one of them is about it
+    (tuning.written_on_topic). A true sentence from another section of the evidence ("every new
+    hire gets a buddy" for a question about the training budget) is no answer."""
+    if not sentences:
+        return False
+    vectors = np.asarray(embedder.encode([question, *sentences]))
+    return float(np.max(vectors[1:] @ vectors[0])) >= tuning.written_on_topic
 
 
 @dataclass(frozen=True)
@@ -188,8 +187,8 @@ class SupportChecker:
     """Checks sentences against a fixed set of chunks (one answer's context); the chunks'
     sentences are embedded once, when a sentence first needs its meaning compared."""
 
-    def __init__(self, chunks: list[dict], embedder):
-        self.chunks, self.embedder = chunks, embedder
+    def __init__(self, chunks: list[dict], embedder, tuning: Tuning = DEFAULT):
+        self.chunks, self.embedder, self.tuning = chunks, embedder, tuning
         self._sentences: dict[str, tuple[str, ...]] = {}
         self._vectors: dict[str, np.ndarray] = {}
 
@@ -207,8 +206,8 @@ class SupportChecker:
         if key not in self._vectors:
             self._vectors[key] = np.asarray(self.embedder.encode(list(parts)))
         scores = self._vectors[key] @ vector
-        ranked = [(float(scores[at]), parts[at]) for at in np.argsort(-scores)[:CLOSEST]]
-        return [pair for pair in ranked if pair[0] >= ranked[0][0] - NEARLY_AS_CLOSE]
+        ranked = [(float(scores[at]), parts[at]) for at in np.argsort(-scores)[:self.tuning.closest_sentences]]
+        return [pair for pair in ranked if pair[0] >= ranked[0][0] - self.tuning.nearly_as_close]
 
     def _together(self, facts: Facts, chunk: dict) -> bool:
         """One sentence of the chunk states the numbers with the names ("the cap is $325" in
@@ -227,7 +226,7 @@ class SupportChecker:
         if is_pleasantry(sentence):
             return Verdict(None, "pleasantry")
         own = term_set(sentence)
-        if len(words(sentence)) < MIN_WORDS:  # "4." or "Yes." states nothing checkable
+        if len(words(sentence)) < self.tuning.written_min_words:  # "4." or "Yes." states nothing checkable
             return Verdict(None, "empty")
         facts = Facts.of(sentence)
         vector = None
@@ -235,7 +234,7 @@ class SupportChecker:
         for chunk in sorted(self.chunks, key=lambda c: c["chunk_id"] not in prefer):
             missing = facts.missing_from(chunk["text"])
             lexical = len(own & term_set(chunk["text"])) / len(own)
-            if missing or lexical < PARAPHRASE_FLOOR:
+            if missing or lexical < self.tuning.written_paraphrase_floor:
                 refusals.append((0.0, "facts: " + ", ".join(missing[:3]) if missing else "meaning"))
                 continue
             if vector is None:
@@ -249,7 +248,7 @@ class SupportChecker:
                 refusals.append((closeness, "facts: not together"))
             elif flips(sentence, closest[0][1]):
                 refusals.append((closeness, "negation"))
-            elif lexical >= LEXICAL_SUPPORT or closeness >= SEMANTIC_SUPPORT:
+            elif lexical >= self.tuning.written_lexical_support or closeness >= self.tuning.written_semantic_support:
                 verdict = Verdict(chunk["chunk_id"], "supported", closeness)
                 if chunk["chunk_id"] in prefer:
                     return verdict

@@ -1,5 +1,6 @@
 """How the grounding check treats sentences a chat model might write:
-`python -m rag_graph.tools.grounding_eval --db-root DIR [--set eval/grounding/sentences.jsonl]`.
+`python -m rag_graph.tools.grounding_eval --db-root DIR [--set eval/grounding/sentences.jsonl]
+[--tune NAME=VALUE]`. eval/grounding/held_out.jsonl (other corpora) set no threshold.
 
 Each labelled sentence (`kind`: paraphrase, wrong_number, flipped_negation, injected, pleasantry)
 is checked against the context the flow selects for its question (the answer's evidence, as a
@@ -20,7 +21,7 @@ from pathlib import Path
 from ..answer.support import SupportChecker
 from ..config import Settings
 from ..engine import Engine
-from ..tuning import DEFAULT
+from ..tuning import DEFAULT, Tuning, tuned
 from .eval_all import CORPORA, ROOT
 
 SHOULD_KEEP = ("paraphrase",)
@@ -32,14 +33,14 @@ def context_of(engine: Engine, question: str) -> list[dict]:
     return state.get("context") or state.get("ranked_chunks", [])[:DEFAULT.context_size]
 
 
-def judge(rows: list[dict], engines: dict[str, Engine]) -> list[dict]:
+def judge(rows: list[dict], engines: dict[str, Engine], tuning: Tuning = DEFAULT) -> list[dict]:
     contexts: dict[tuple[str, str], SupportChecker] = {}
     out = []
     for row in rows:
         key = (row["corpus"], row["question"])
         if key not in contexts:
             engine = engines[row["corpus"]]
-            contexts[key] = SupportChecker(context_of(engine, row["question"]), engine.embedder)
+            contexts[key] = SupportChecker(context_of(engine, row["question"]), engine.embedder, tuning)
         verdict = contexts[key].check(row["sentence"])
         out.append({**row, "kept": verdict.kept, "reason": verdict.reason, "chunk_id": verdict.chunk_id,
                     "closeness": round(verdict.closeness, 3)})
@@ -62,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", default=str(ROOT / "eval" / "grounding" / "sentences.jsonl"))
     parser.add_argument("--db-root", default=".citebot/eval-indexes", help="one index folder per corpus")
     parser.add_argument("--json", help="write every judged sentence here")
+    parser.add_argument("--tune", action="append", default=[], metavar="NAME=VALUE",
+                        help="try another value of a field of rag_graph/tuning.py (written_semantic_support=0.65)")
     args = parser.parse_args(argv)
     rows = [json.loads(line) for line in Path(args.set).read_text().splitlines() if line.strip()]
     engines = {}
@@ -71,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
             engine.refresh()
         engines[corpus] = engine
     started = time.perf_counter()
-    judged = judge(rows, engines)
+    judged = judge(rows, engines, tuned(args.tune))
     for row in judged:
         if row["kept"] != (row["kind"] in SHOULD_KEEP):
             print(f"{'KEPT' if row['kept'] else 'DROPPED'} {row['kind']}: {row['sentence']}  "

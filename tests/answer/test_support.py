@@ -4,7 +4,7 @@ fragment is not. (The labelled set in eval/grounding/sentences.jsonl measures th
 import pytest
 
 from rag_graph.answer.chat_model import cited_sentences
-from rag_graph.answer.support import SupportChecker
+from rag_graph.answer.support import SupportChecker, answers
 
 REMOTE = ("Employees may work remotely up to 3 days a week with manager approval. Tuesday and Thursday "
           "are our company-wide anchor days: everyone who is not travelling or on leave is expected in the office. "
@@ -43,3 +43,12 @@ def test_citations_in_any_common_form_are_read_and_pleasantries_left_out():
                            "Approval is needed (hr::remote::0).", "Hope this helps!"])
     assert got == [{"text": "Remote work is allowed.", "chunk_ids": ["hr::remote::0", "hr::hotels::0"]},
                    {"text": "Approval is needed.", "chunk_ids": ["hr::remote::0"]}]
+
+
+def test_true_sentences_about_something_else_are_no_answer(embedder):
+    """The real model answered a question about the training budget with a true sentence about
+    onboarding buddies: supported, and no answer. One sentence about the question is enough."""
+    question = "what's our yearly budget for courses and conferences?"
+    buddy = "Every new hire gets a buddy from a different team who has been at Orrinfold for at least one year."
+    assert not answers(question, [buddy], embedder)
+    assert answers(question, [buddy, "Each employee has a yearly learning budget for courses and conferences."], embedder)

@@ -12,7 +12,7 @@ from ...tuning import DEFAULT, Tuning
 from ..output import cite
 from ..state import State
 from ...answer.clean import join_sentences
-from ...answer.support import SupportChecker
+from ...answer.support import SupportChecker, answers
 from ...language.words import term_set
 from ...scoring.missing import foreign_terms, uncovered_terms
 from ...scoring.relevance import by_relevance
@@ -21,14 +21,15 @@ from ..gap import describe_gap
 log = logging.getLogger(__name__)
 
 
-def supported_sentences(sentences: list[dict], context: list[dict], embedder) -> tuple[list[dict], list[dict]]:
+def supported_sentences(sentences: list[dict], context: list[dict], embedder,
+                        tuning: Tuning = DEFAULT) -> tuple[list[dict], list[dict]]:
     """(kept, dropped): each sentence a chat model wrote is kept when a selected chunk supports
     it (answer/support.py), citing the chunks it named when one of them does, else the chunk
     that does. A sentence that names none borrows the citation of the next one that does
     ("…each week. Approval is needed [a]." cites a for both), and failing that any selected
     chunk may support it: a model that never cites is still usable. A citation of a chunk that
     was not selected counts for nothing."""
-    checker = SupportChecker(context, embedder)
+    checker = SupportChecker(context, embedder, tuning)
     known = {c["chunk_id"] for c in context}
     named = [[i for i in s.get("chunk_ids") or [] if i in known] for s in sentences]
     kept, dropped = [], []
@@ -73,10 +74,16 @@ def validate_grounding(state: State, runtime: Runtime[Deps]) -> dict:
     if fabricated:
         log.warning("draft cited chunks that were not selected: %s", fabricated)
     if draft.get("written"):
-        supported, dropped = supported_sentences(sentences, state["context"], runtime.context.embedder)
+        supported, dropped = supported_sentences(sentences, state["context"], runtime.context.embedder,
+                                                runtime.context.tuning)
         if dropped:  # reasons only: the text may be the model's invention
             log.info("grounding dropped %d of %d sentences: %s", len(dropped), len(sentences),
                      [s["reason"] for s in dropped])
+        question = state["retrieval_query"] if state.get("history") else state["normalized_query"]
+        if supported and not answers(question, [s["text"] for s in supported], runtime.context.embedder,
+                                     runtime.context.tuning):
+            log.info("grounding: the %d supported sentences do not answer the question", len(supported))
+            supported = []
         complete = bool(supported)
     else:
         supported = [s for s in sentences if s.get("chunk_ids") and not set(s["chunk_ids"]) - set(selected)
