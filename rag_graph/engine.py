@@ -245,7 +245,7 @@ class Engine:
             nonlocal topical
             if checker is None or not checker.check(sentence).kept:
                 return False
-            question = state["retrieval_query"] if state.get("history") else state["normalized_query"]
+            question = state["question"].text
             topical = topical or answers(question, [sentence], deps.embedder, deps.tuning)
             return topical
 

@@ -79,7 +79,7 @@ def validate_grounding(state: State, runtime: Runtime[Deps]) -> dict:
         if dropped:  # reasons only: the text may be the model's invention
             log.info("grounding dropped %d of %d sentences: %s", len(dropped), len(sentences),
                      [s["reason"] for s in dropped])
-        question = state["retrieval_query"] if state.get("history") else state["normalized_query"]
+        question = state["question"].text  # a follow-up with the subject it borrowed
         if supported and not answers(question, [s["text"] for s in supported], runtime.context.embedder,
                                      runtime.context.tuning):
             log.info("grounding: the %d supported sentences do not answer the question", len(supported))
