@@ -235,19 +235,12 @@ class Engine:
         generate_answer; only the first draft streams (a retry's text could only contradict it)."""
         from .answer.chat_model import SentenceStream
         from .answer.redact import clean_for_user
-        from .answer.support import SupportChecker, answers
+        from .answer.support import SupportChecker
 
-        state, checker, topical = None, None, False
+        state, checker = None, None
 
-        def grounded(sentence: str) -> bool:
-            """Checked as validate_grounding will check it: supported, and shown once a sentence
-            about the question is (true sentences about something else never stream alone)."""
-            nonlocal topical
-            if checker is None or not checker.check(sentence).kept:
-                return False
-            question = state["question"].text
-            topical = topical or answers(question, [sentence], deps.embedder, deps.tuning)
-            return topical
+        def grounded(sentence: str) -> bool:  # checked as validate_grounding will check it
+            return checker is not None and checker.check(sentence).kept
 
         sentences = SentenceStream(on_text, lambda text: clean_for_user(text, [], deps.link_hosts), grounded)
         draft_id = None
