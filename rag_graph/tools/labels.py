@@ -138,24 +138,25 @@ def write_new_topic_sets(folder: Path, names=None) -> None:
                             "history": c.history, "split": c.split}, ensure_ascii=False) + "\n" for c in cases))
 
 
-def load_turns(out: Path, names=None) -> list[dict]:
-    """The labeled thread turns of every set built into `out` (or of the named sets)."""
+def read_labeled(out: Path, suffix: str, names=None) -> list[dict]:
+    """The records of every set built into `out` as `<set><suffix>` (or of the named sets),
+    each file's first line (the stamp of what it was built from) left out."""
     records = []
     for name in names or SETS:
-        path = out / f"{name}.turns.jsonl"
+        path = out / f"{name}{suffix}"
         if path.exists():
             records += [json.loads(line) for line in path.read_text().splitlines()[1:] if line.strip()]
     return records
+
+
+def load_turns(out: Path, names=None) -> list[dict]:
+    """The labeled thread turns of every set built into `out` (or of the named sets)."""
+    return read_labeled(out, ".turns.jsonl", names)
 
 
 def load(out: Path, names=None) -> list[dict]:
     """The labeled questions of every set built into `out` (or of the named sets)."""
-    records = []
-    for name in names or SETS:
-        path = out / f"{name}.jsonl"
-        if path.exists():
-            records += [json.loads(line) for line in path.read_text().splitlines()[1:] if line.strip()]
-    return records
+    return read_labeled(out, ".jsonl", names)
 
 
 def main(argv: list[str] | None = None) -> int:

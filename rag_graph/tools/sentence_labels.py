@@ -20,7 +20,7 @@ from ..answer.choice import measured_pool
 from ..config import Settings
 from .eval_all import CORPORA, ROOT, SETS
 from .evaluation import contains, load_cases
-from .labels import file_hash
+from .labels import file_hash, read_labeled
 
 
 def label_case(engine, case) -> dict:
@@ -66,19 +66,14 @@ def build_set(name: str, db: Path, out: Path, force: bool) -> Path | None:
 
 def load(out: Path, names=None) -> list[dict]:
     """The labeled questions (with their writer's pool) of every set built into `out`."""
-    records = []
-    for name in names or SETS:
-        path = out / f"{name}.sentences.jsonl"
-        if path.exists():
-            records += [json.loads(line) for line in path.read_text().splitlines()[1:] if line.strip()]
-    return records
+    return read_labeled(out, ".sentences.jsonl", names)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=".citebot/labels", help="folder for one labeled JSONL per set")
     parser.add_argument("--db", default=".citebot/eval-indexes", help="folder for one index per corpus")
-    parser.add_argument("--only", nargs="*", help="set names (default: all nine)")
+    parser.add_argument("--only", nargs="*", help="set names (default: all)")
     parser.add_argument("--force", action="store_true", help="rebuild sets already labeled")
     args = parser.parse_args(argv)
     for name in SETS:
