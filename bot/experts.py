@@ -94,6 +94,15 @@ class Escalations:
             self.store.put(record)
         return True
 
+    def unmark_saved(self, key: str, position: int) -> None:
+        """The claimed save wrote nothing: the next click tries again."""
+        with self._lock:
+            record = self.get(key)
+            if record and position in record["saved"]:
+                record["saved"].remove(position)
+                self.store.put(record)
+        self.claims.forget(("saved", key, position))
+
 
 def may_verify(access: Access, place: str, user: str, admins: Iterable[str],
                members: Callable[[str], Iterable[str]] = lambda usergroup: ()) -> bool:
@@ -119,11 +128,16 @@ def claim_save(escalations: Escalations, access: Access, key, position, user: st
     return record, None
 
 
-def save_verified(verified: VerifiedAnswers, engine, shared: SharedState, record: dict, position: int,
-                  expert_name: str, saved_by: str, permalink: str) -> Verified:
-    """Writes the reply as a verified answer for the place's audience and indexes it at once."""
+def save_verified(escalations: Escalations, verified: VerifiedAnswers, engine, shared: SharedState, record: dict,
+                  position: int, expert_name: str, saved_by: str, permalink: str) -> Verified:
+    """Writes the reply as a verified answer for the place's audience and indexes it at once.
+    A write that fails gives the claim back, so the clicker's "try again later" can work."""
     reply = record["replies"][position]
-    saved = verified.save(record["question"], reply["text"], expert_name, saved_by, record["audience"], permalink)
+    try:
+        saved = verified.save(record["question"], reply["text"], expert_name, saved_by, record["audience"], permalink)
+    except Exception:
+        escalations.unmark_saved(record["key"], position)
+        raise
     wait_and_reindex(engine, shared)
     return saved
 

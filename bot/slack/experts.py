@@ -159,7 +159,7 @@ class SlackExperts:
         if refusal:
             return refusal
         reply = record["replies"][info["n"]]
-        verified = save_verified(self.verified, self.engine, self.shared, record, info["n"],
+        verified = save_verified(self.escalations, self.verified, self.engine, self.shared, record, info["n"],
                                  self._name(client, reply["expert"]), user,
                                  self._permalink(client, record["channel"], record["thread"]))
         log.info("verified answer %s saved by %s", verified.source_id, user)

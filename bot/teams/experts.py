@@ -225,7 +225,7 @@ class TeamsExperts:
         """After Teams got its answer: writing and indexing may wait for a running reload."""
         reply = record["replies"][position]
         try:
-            saved = await asyncio.to_thread(save_verified, self.verified, self.engine, self.shared, record, position,
+            saved = await asyncio.to_thread(save_verified, self.escalations, self.verified, self.engine, self.shared, record, position,
                                             reply.get("name") or reply["expert"], user, record["permalink"])
         except Exception:
             log.exception("saving the verified answer of %s failed", record["key"])
