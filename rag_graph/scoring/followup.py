@@ -37,6 +37,18 @@ def own_words(question: str) -> list[str]:
     return [w for w in words(question) if w not in STOPWORDS and w not in QUESTION_WORDS]
 
 
+def pointers(question: str) -> tuple[float, float, float]:
+    """(opener, referring, personal): the words that point back ("and…", "it", "she")."""
+    return (float(question.lower().startswith(FOLLOW_UP_OPENERS)), float(any(w in REFERRING for w in words(question))),
+            float(bool(PERSONAL.search(question))))
+
+
+def points_back(question: str) -> bool:
+    """The gate of `continues`, read from the words alone: a turn with one keeps its thread
+    whatever the search signals say, so they need not be measured."""
+    return max(pointers(question)) > 0
+
+
 def signals(question: str, history: list[dict], entities: int, closeness: Callable[[str, str], float],
             best: Best, vocabulary: tuple[dict[str, int], int]) -> dict[str, float]:
     """The turn's measures. `entities` is how many of the corpus's entities the question names,
@@ -53,10 +65,11 @@ def signals(question: str, history: list[dict], entities: int, closeness: Callab
     alone, passage = best(question)
     with_question = best(f"{question} {asked}") if asked else (alone, passage)
     with_answer = best(f"{question} {answered}")[0] if answered else alone
+    opener, referring, personal = pointers(question)
     return {
-        "opener": float(question.lower().startswith(FOLLOW_UP_OPENERS)),
-        "referring": float(any(w in REFERRING for w in words(question))),
-        "personal": float(bool(PERSONAL.search(question))),
+        "opener": opener,
+        "referring": referring,
+        "personal": personal,
         "own_words": float(len(own)),
         "names_entity": float(entities),
         "previous_closeness": max((closeness(question, text) for text in last), default=0.0),

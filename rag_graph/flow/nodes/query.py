@@ -221,6 +221,8 @@ def thread_reader(runtime: Runtime[Deps], gazetteer: Gazetteer | None, mode: str
         vocabulary = ({}, 0)
 
     def continues(question: str, history: list[dict]) -> bool:
+        if followup.points_back(question):  # the gate decides: the three searches would be thrown away
+            return True
         measured = followup.measure(question, history, gazetteer, runtime.context.embedder, search, vocabulary)
         return followup.continues(followup.row(measured))
 
