@@ -159,20 +159,31 @@ def load(out: Path, names=None) -> list[dict]:
     return read_labeled(out, ".jsonl", names)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def set_options(description: str) -> argparse.ArgumentParser:
+    """The options of every command that labels the sets (this one and sentence_labels)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--out", default=".citebot/labels", help="folder for one labeled JSONL per set")
     parser.add_argument("--db", default=".citebot/eval-indexes", help="folder for one index per corpus")
     parser.add_argument("--only", nargs="*", help="set names (default: all)")
     parser.add_argument("--force", action="store_true", help="rebuild sets already labeled")
+    return parser
+
+
+def build_sets(args: argparse.Namespace, build) -> None:
+    """`build(name, db, out, force)` for every set `--only` names (all without it)."""
+    for name in SETS:
+        if not args.only or name in args.only:
+            build(name, Path(args.db), Path(args.out), args.force)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = set_options(__doc__.splitlines()[0])
     parser.add_argument("--new-topic-sets", metavar="DIR",
                         help="also write each set's new-subject-in-a-thread questions as a set for `citebot eval`")
     args = parser.parse_args(argv)
     if args.new_topic_sets:
         write_new_topic_sets(Path(args.new_topic_sets), args.only)
-    for name in SETS:
-        if not args.only or name in args.only:
-            build_set(name, Path(args.db), Path(args.out), args.force)
+    build_sets(args, build_set)
     return 0
 
 

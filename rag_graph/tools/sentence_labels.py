@@ -11,7 +11,6 @@ per set, reused while the set file is unchanged (`--force` rebuilds).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -20,7 +19,7 @@ from ..answer.choice import measured_pool
 from ..config import Settings
 from .eval_all import CORPORA, ROOT, SETS
 from .evaluation import contains, load_cases
-from .labels import file_hash, read_labeled
+from .labels import build_sets, file_hash, read_labeled, set_options
 
 
 def label_case(engine, case) -> dict:
@@ -70,15 +69,7 @@ def load(out: Path, names=None) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=".citebot/labels", help="folder for one labeled JSONL per set")
-    parser.add_argument("--db", default=".citebot/eval-indexes", help="folder for one index per corpus")
-    parser.add_argument("--only", nargs="*", help="set names (default: all)")
-    parser.add_argument("--force", action="store_true", help="rebuild sets already labeled")
-    args = parser.parse_args(argv)
-    for name in SETS:
-        if not args.only or name in args.only:
-            build_set(name, Path(args.db), Path(args.out), args.force)
+    build_sets(set_options(__doc__.splitlines()[0]).parse_args(argv), build_set)
     return 0
 
 
