@@ -104,8 +104,7 @@ class Admin:
 
     def is_listed(self, user_id: str | None) -> bool:
         """Listed for this platform (SLACK_ADMIN_IDS, TEAMS_ADMIN_IDS), or in ADMIN_USER_IDS."""
-        own = self.settings.slack_admin_ids if self.platform == "slack" else self.settings.teams_admin_ids
-        return bool(user_id) and (user_id in own or user_id in self.settings.admin_user_ids)
+        return bool(user_id) and user_id in self.settings.admin_ids(self.platform)
 
     def status(self, user_id: str | None = None, scope=None) -> str:
         """Admins see the whole index and the access file; anyone else counts only the documents

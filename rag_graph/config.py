@@ -187,6 +187,12 @@ class Settings(BaseSettings):
     google_credentials: Path | None = env("GOOGLE_APPLICATION_CREDENTIALS", None)  # a service-account key file
     drive_url: HttpUrl = env("CITEBOT_DRIVE_URL", "https://www.googleapis.com/drive/v3")
 
+    def admin_ids(self, platform: str) -> frozenset[str]:
+        """The admins of one platform: its own list (SLACK_ADMIN_IDS, TEAMS_ADMIN_IDS) and the
+        deprecated ADMIN_USER_IDS. The one place that joins them, so every admin check agrees."""
+        own = {"slack": self.slack_admin_ids, "teams": self.teams_admin_ids}[platform]
+        return frozenset((*own, *self.admin_user_ids))
+
     @property
     def documents(self) -> Path:
         """The folder the index is built from: CITEBOT_CORPUS, or the sources' mirror."""

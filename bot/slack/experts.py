@@ -155,7 +155,7 @@ class SlackExperts:
     def save(self, client: WebClient, user: str, action: dict) -> str | None:
         info = _value(action)
         record, refusal = claim_save(self.escalations, self.access, info.get("k"), info.get("n"), user,
-                                     (*self.settings.slack_admin_ids, *self.settings.admin_user_ids), self.usergroups)
+                                     self.settings.admin_ids("slack"), self.usergroups)
         if refusal:
             return refusal
         reply = record["replies"][info["n"]]

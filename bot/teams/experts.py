@@ -212,7 +212,7 @@ class TeamsExperts:
         # means nothing there, so a click without one is refused.
         user = (clicker.aad_object_id if clicker else None) or ""
         record, refusal = claim_save(self.escalations, self.access, data.get("k"), data.get("n"), user,
-                                     (*self.settings.teams_admin_ids, *self.settings.admin_user_ids))
+                                     self.settings.admin_ids("teams"))
         if refusal:
             log.info("save of %s by %s refused: %s", data.get("k"), user or "an unknown clicker", refusal)
             return told(refusal)
