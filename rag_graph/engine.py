@@ -288,10 +288,15 @@ class Engine:
         return self.embedder.encode_passages(texts)
 
     def warm_up(self) -> None:
-        """Load the model, the word classes and the vocabulary before the first real question."""
+        """Load the model, the word classes, and what questions for everyone read of the index
+        (its vocabulary, names and, where documents are restricted, the public full-text
+        index) before the first real question."""
         from .language.subject import names_a_subject
 
         self.embedder.encode_query("warm up")
         names_a_subject("warm")  # its dictionary loads on first use (0.4 s)
         if self.index.ready:
-            self.index.vocabulary()
+            try:
+                self.index.warm_up(Scope())
+            except IndexNotReady:  # an index to rebuild: the first question says so
+                pass
