@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import logging
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import NamedTuple
 
 import lancedb
 import numpy as np
 import pyarrow as pa
-from lancedb.rerankers import RRFReranker
 
 from ..errors import IndexNotReady, RefreshError, RefreshInProgress  # noqa: F401 (the index's errors, imported from here)
 from ..language.words import STEMMER_VERSION
@@ -38,6 +38,8 @@ from .vector_store import VectorStore
 
 log = logging.getLogger(__name__)
 MODES = ("semantic", "keyword", "hybrid")
+# Runs a hybrid search's keyword leg beside its vector leg; each leg waits on Lance, not Python.
+_LEGS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="keyword-leg")
 
 
 class _Serving(NamedTuple):
@@ -174,14 +176,16 @@ class Index(Refreshing):
         be returned nor push a permitted row out of the top k."""
         if mode not in MODES:
             raise ValueError(f"unknown retrieval mode {mode!r}; use one of {MODES}")
-        if mode != "keyword" and query_vector is None:
-            query_vector = self._queries.encode_query(query)
-        if not self._narrows(where):  # a filter that keeps every row only slows both legs (~3 ms)
-            rows = self._search_table(query, mode, top_k, query_vector)
-        elif mode == "semantic":
-            rows = self._search_table(query, mode, top_k, query_vector, where)
+        narrows = self._narrows(where)  # a filter that keeps every row only slows both legs (~3 ms)
+        if mode == "hybrid" and not narrows:
+            query_vector, rows = self._hybrid(query, top_k, query_vector)
         else:
-            rows = self._search_in_scope(query, mode, top_k, query_vector, where)
+            if mode != "keyword" and query_vector is None:
+                query_vector = self._queries.encode_query(query)
+            if mode == "semantic" or not narrows:
+                rows = self._search_table(query, mode, top_k, query_vector, where if narrows else None)
+            else:
+                rows = self._search_in_scope(query, mode, top_k, query_vector, where)
         for row in rows:  # the evidence checks compare against these rows' vectors next
             if row.get("vector") is not None:
                 row["vector"] = np.asarray(row["vector"], dtype=np.float32)
@@ -189,30 +193,33 @@ class Index(Refreshing):
         return [self._result(row, query_vector, mode) for row in rows]
 
     def _search_table(self, query: str, mode: str, top_k: int, query_vector, where: str | None = None) -> list[dict]:
-        if mode == "hybrid" and where is None:
-            return _rows(self._hybrid(query, top_k, query_vector))
+        """One leg alone: semantic (within `where`, a prefilter) or keyword over every row."""
         table = self.table
         if mode == "semantic":
             search = table.search(query_vector).distance_type("cosine")
-        elif mode == "keyword":
-            search = table.search(query, query_type="fts")
         else:
-            search = (table.search(query_type="hybrid").vector(query_vector).text(query)
-                      .distance_type("cosine").rerank(RRFReranker(return_score="all")))
+            search = table.search(query, query_type="fts")
         return (search.where(where, prefilter=True) if where else search).limit(top_k).to_list()
 
-    def _hybrid(self, query: str, top_k: int, query_vector) -> pa.Table:
+    def _hybrid(self, query: str, top_k: int, query_vector) -> tuple[np.ndarray, list[dict]]:
         """LanceDB's hybrid query, leg by leg on the Lance dataset beneath the table and fused as
-        it fuses them (scoped_text.fuse): the same rows in the same order, in 10 ms where the
-        query builder takes 16 (it starts a thread pool per query and goes through its event
-        loop twice). A question makes one to three such searches."""
-        serving = self._checked_out
-        columns = serving.names
-        vector = serving.dataset.to_table(columns=[*columns, "_distance"], with_row_id=True, nearest={
-            "column": "vector", "q": query_vector, "k": top_k, "metric": "cosine"})
-        keyword = serving.dataset.to_table(columns=[*columns, "_score"], with_row_id=True, full_text_query=query,
-                                           limit=top_k)
-        return fuse(query, vector, keyword, top_k)
+        it fuses them (scoped_text.fuse): the same rows in the same order. The keyword leg needs
+        no vector: it runs while the model encodes the query and the vector leg ranks. 8 ms
+        where LanceDB's query builder took 16 (it starts a thread pool per query and goes
+        through its event loop twice); a question makes one to three such searches.
+        (the query vector, the rows)"""
+        serving = self._checked_out  # both legs read the same version, whatever a reload does
+        keyword = _LEGS.submit(serving.dataset.to_table, columns=[*serving.names, "_score"], with_row_id=True,
+                               full_text_query=query, limit=top_k)
+        try:
+            if query_vector is None:
+                query_vector = self._queries.encode_query(query)
+            vector = serving.dataset.to_table(columns=[*serving.names, "_distance"], with_row_id=True, nearest={
+                "column": "vector", "q": query_vector, "k": top_k, "metric": "cosine"})
+        except BaseException:
+            keyword.cancel()
+            raise
+        return query_vector, _rows(fuse(query, vector, keyword.result(), top_k))
 
     def _search_in_scope(self, query: str, mode: str, top_k: int, query_vector, where: str) -> list[dict]:
         """Keyword and hybrid search for a scope that leaves rows out: the keyword leg ranks with

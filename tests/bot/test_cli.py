@@ -114,3 +114,21 @@ def test_an_unchanged_index_run_does_not_even_import_lancedb(tmp_path):
 
     assert citebot("index", "--rollback", db=db, env=env).returncode == 0
     assert without_lancedb("index").returncode != 0  # the serving version moved: the stamp is gone
+
+
+def test_ask_answers_from_an_edited_document_and_with_nothing_changed_still_names_skipped_files(tmp_path):
+    """`ask` skips the refresh when the last one's stamp says nothing changed: an edit must
+    still be indexed before the answer, and the unchanged run still tells which file it skips."""
+    import shutil
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(BUNDLED_CORPUS, corpus)
+    db, env, question = tmp_path / "db", {"CITEBOT_CORPUS": str(corpus)}, "How many days per week can employees work remotely?"
+    assert "3 days a week" in citebot("ask", question, db=db, env=env).stdout
+    again = citebot("ask", question, db=db, env=env)
+    assert "3 days a week" in again.stdout and "malformed-front-matter.md" in again.stderr
+
+    handbook = corpus / "handbook" / "employee-handbook-2025.md"
+    handbook.write_text(handbook.read_text().replace("up to 3 days a week", "up to 4 days a week"))
+    edited = citebot("ask", question, db=db, env=env)
+    assert "4 days a week" in edited.stdout and "3 days a week" not in edited.stdout, edited.stdout
