@@ -124,8 +124,9 @@ class Admin:
         sources = "".join(f"\n• Source {self.markup.escape(line)}" for line in status_lines(self.engine)) if admin else ""
         writer = self.engine.writer_status() if admin else None  # the chat model and its circuit breaker
         writer = f"\n• Answer writer: {self.markup.escape(writer)}" if writer else ""
+        ranking = f"\n• Ranking: {self.markup.escape(self.engine.ranking_status())}" if admin else ""
         return (f"{self.markup.bold.format('Citebot ' + _app_version())}\n• {index}\n• Last reload: {last}"
-                f"\n• Shared state: {self.markup.escape(self.shared.describe())}{sources}{access}{writer}")
+                f"\n• Shared state: {self.markup.escape(self.shared.describe())}{sources}{access}{writer}{ranking}")
 
     def _warnings(self, notes: list[str]) -> str:
         """Every warning of the reload (files left out, front matter slips), so an authoring slip

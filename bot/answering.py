@@ -5,6 +5,7 @@ stay in the log, and writes the one log line per answer. The platform adapters (
 only turn events into a Question and the Reply into a message."""
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 import uuid
@@ -60,7 +61,8 @@ class Answering:
                 log.warning("[%s] graph failed: %s", ref, output.get("errors"))
             if record_gap:
                 self.gaps.unanswered(question.platform, question.place, question.asker, text, output)
-            return build_reply(output, ref, text, self.ask_hint, sentences)
+            return dataclasses.replace(build_reply(output, ref, text, self.ask_hint, sentences),
+                                       history=len(question.turns))
         except Exception:
             log.exception("[%s] answering failed", ref)
             return apology(ref)

@@ -240,6 +240,16 @@ def cmd_bench(args) -> int:
 
 
 def cmd_tune(args) -> int:
+    if args.feedback is not None:
+        from bot.feedback import FeedbackLog
+        from bot.shared import SharedState
+        from rag_graph.tools.tune_feedback import run as learn_from_votes
+
+        settings = _settings(args)
+        # the votes as the bot keeps them: a file named here, else CITEBOT_FEEDBACK (or Redis)
+        votes = (FeedbackLog(Path(args.feedback)) if args.feedback
+                 else FeedbackLog(settings.feedback_path, SharedState(settings.redis_url)))
+        return learn_from_votes(args, settings, votes.read(), args.feedback or str(settings.feedback_path))
     from rag_graph.tools.tune import run
 
     return run(args)
@@ -307,6 +317,11 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_argument("--out", help="folder for thread.json (default: the shipped one, in rag_graph/scoring)")
     tune.add_argument("--check", action="store_true", help="report the cross-validated figures, write nothing")
     tune.add_argument("--exclude", nargs="*", default=[], help="corpora left out of the fit (a held-out eval's model)")
+    tune.add_argument("--feedback", nargs="?", const="", metavar="FILE",
+                      help="learn this deployment's chunk ranker from its 👍/👎 votes (default file: CITEBOT_FEEDBACK) "
+                           "and write it into CITEBOT_STATE_DIR only if it beats the shipped weights held out")
+    tune.add_argument("--corpus", help="with --feedback: the deployment's documents (CITEBOT_CORPUS)")
+    tune.add_argument("--db", help="with --feedback: the deployment's index (CITEBOT_DB)")
     tune.set_defaults(handler=cmd_tune)
     gaps = command("gaps", cmd_gaps, "what readers asked and could not find, grouped into topics")
     gaps.add_argument("--since", help="only this recent: 30d, 12h, 2w (default: the whole retention period)")

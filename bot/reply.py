@@ -59,6 +59,9 @@ class Reply:
     # The graph's final_output the reply was built from (confidence, citations' sources, the gap),
     # for what a platform adds to an answer: the verified mark, "Ask an expert".
     output: dict = field(default_factory=dict, compare=False, repr=False)
+    # Thread turns the question was asked after: `citebot tune --feedback` learns only from
+    # questions asked alone, the ones it can ask again as they were asked.
+    history: int = 0
 
     @property
     def plain(self) -> str:
@@ -70,7 +73,7 @@ class Reply:
     def feedback_record(self) -> dict:
         """What a vote on this reply is about, in every platform's feedback record."""
         return {"ref": self.ref, "status": self.status, "question": self.question[:500],
-                "chunk_ids": list(self.chunk_ids)}
+                "chunk_ids": list(self.chunk_ids), "history": self.history}
 
 
 def label(citation: dict) -> str:

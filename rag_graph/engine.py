@@ -77,8 +77,11 @@ class Engine:
         elif generator is None:
             generator = ExtractiveGenerator(self.index.vocabulary, self.embedder, self.index.entities, tuning)
         self._offline = generator if isinstance(generator, ExtractiveGenerator) else None
+        from .scoring import deployment
+
         self.deps = Deps(retriever=self.index, embedder=self.embedder, generator=generator,
-                         source_url=settings.source_url or "", link_hosts=text_link_hosts(settings), tuning=tuning)
+                         source_url=settings.source_url or "", link_hosts=text_link_hosts(settings), tuning=tuning,
+                         ranker_file=str(deployment.path_in(settings.state_dir)))
         self.graph = build_graph()
         self._prompts: tuple[int | None, list[dict]] = (None, [])
 
@@ -193,6 +196,13 @@ class Engine:
         if status is None:
             return None
         return f"{self.settings.llm or 'chat model'}: {status()}"
+
+    def ranking_status(self) -> str:
+        """Which weights rank the chunks: the shipped ones, or the deployment's own ranker
+        (`citebot tune --feedback`), for `status`."""
+        from .scoring import deployment
+
+        return deployment.serving(self.deps.ranker_file)[1]
 
     def run(self, question: str, history: list[dict] | None = None,
             on_text: Callable[[str], None] | None = None, access: Scope | dict | None = None) -> State:

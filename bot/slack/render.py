@@ -69,8 +69,10 @@ def _sources(sources: tuple[Source, ...]) -> str:
 
 def _feedback(reply: Reply) -> dict:
     """A context_actions block with a feedback_buttons element: each button's value carries the
-    vote and what the feedback is about (the answer's ref, status, question, cited chunks)."""
-    record = {"ref": reply.ref, "status": reply.status, "q": reply.question[:500], "chunks": list(reply.chunk_ids)}
+    vote and what the feedback is about (the answer's ref, status, question, cited chunks, and
+    how many thread turns it was asked after)."""
+    record = {"ref": reply.ref, "status": reply.status, "q": reply.question[:500], "chunks": list(reply.chunk_ids),
+              "h": reply.history}
 
     def value(vote: str) -> str:
         return json.dumps({"vote": vote, **record}, ensure_ascii=False)

@@ -47,6 +47,8 @@ class Deps:
     source_url: str = ""  # CITEBOT_SOURCE_URL: links for documents without a front matter `url`
     link_hosts: tuple[str, ...] = ()  # CITEBOT_LINK_HOSTS: hosts whose links an answer may show
     tuning: Tuning = DEFAULT  # every weight and threshold (tuning.py)
+    # Where a deployment's own chunk ranker would be (scoring/deployment.py); None: the hand weights.
+    ranker_file: str | None = None
 
     def __post_init__(self):
         # Nodes compare vectors to vet the evidence; a broken model must stop them, not fool them.

@@ -47,6 +47,13 @@ class Linear:
                 "intercept": round(float(self.intercept), 6)}
 
 
+@dataclass(frozen=True)
+class Ranker(Linear):
+    """A chunk ranker: a linear score over `scoring.features.rows`, re-ordering the best
+    `candidates` chunks by relevance."""
+    candidates: int = 10
+
+
 def linear(data: dict, expected: tuple[str, ...], where: str = "model") -> Linear:
     """The linear model a file's data holds, if it was fitted on the `expected` features."""
     try:

@@ -18,7 +18,6 @@ holding it, top 10), on the candidates the flow ranked.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 import json
 import sys
 from pathlib import Path
@@ -27,18 +26,13 @@ import numpy as np
 
 from ..scoring import followup
 from ..scoring.features import FEATURES, rows
-from ..scoring.learned import MODEL_DIR, Linear, linear
+from ..scoring.learned import MODEL_DIR, Linear, Ranker, linear
 from ..tuning import DEFAULT
 from .evaluation import reciprocal_rank
 
 K = 10
 CANDIDATES = 10  # re-ordered by the model: the best 10 by relevance, where late interaction is computed anyway
 C = 1.0  # regularisation of the logistic regression (scikit-learn's default)
-
-
-@dataclass(frozen=True)
-class Ranker(Linear):
-    candidates: int = 10  # how many of the best candidates by relevance it re-orders
 
 
 def scored(records: list[dict]) -> list[dict]:

@@ -36,5 +36,5 @@ def test_a_feedback_click_is_recorded_once_per_person_and_answer(bot, fake):
     assert len(records) == 2 and {r["user"] for r in records} == {voter("slack", "U7"), voter("slack", "U8")}
     assert mine["vote"] == "not_helpful"
     assert mine["question"] == QUESTION and mine["status"] == "answered"
-    assert mine["chunk_ids"] == ["hr-handbook-2025::remote-work::0"]
+    assert mine["chunk_ids"] == ["hr-handbook-2025::remote-work::0"] and mine["history"] == 0  # asked alone
     assert mine["message_ts"] == message["ts"] and len(mine["ref"]) == 8

@@ -99,7 +99,7 @@ def test_native_feedback_buttons_carry_the_vote_and_the_answer_reference():
     block = message["blocks"][-1]
     [element] = block["elements"]
     assert block["type"] == "context_actions" and element["type"] == "feedback_buttons"
-    about = {"ref": "abc123", "status": "answered", "q": "How many days?", "chunks": ["hb::remote-work::0"]}
+    about = {"ref": "abc123", "status": "answered", "q": "How many days?", "chunks": ["hb::remote-work::0"], "h": 0}
     assert json.loads(element["positive_button"]["value"]) == {"vote": "helpful", **about}
     assert json.loads(element["negative_button"]["value"]) == {"vote": "not_helpful", **about}
 

@@ -20,7 +20,7 @@ THANKS = {"helpful": "Thanks, glad it helped!",
 
 def record_from_click(body: dict, action: dict) -> dict | None:
     """Who voted what on which answer; the clicked button's value carries the vote and the
-    answer's ref, status, question and cited chunk ids (see render._feedback)."""
+    answer's ref, status, question, cited chunk ids and thread turns (see render._feedback)."""
     message = body.get("message") or {}
     try:
         answer = json.loads(action.get("value") or "{}")
@@ -32,7 +32,7 @@ def record_from_click(body: dict, action: dict) -> dict | None:
             "channel": (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id"),
             "message_ts": message.get("ts"), "thread_ts": message.get("thread_ts"),
             "ref": answer.get("ref"), "status": answer.get("status"),
-            "question": answer.get("q"), "chunk_ids": answer.get("chunks", [])}
+            "question": answer.get("q"), "chunk_ids": answer.get("chunks", []), "history": answer.get("h")}
 
 
 def register(app: App, feedback: FeedbackLog, gaps: GapLog, experts=None) -> None:

@@ -14,6 +14,7 @@ from ...language.words import term_set, terms_held, weighted_coverage
 from ...language.markdown import sentences
 from ...scoring.missing import foreign_terms, subject_weights, uncovered_terms
 from ...language.amounts import values
+from ...scoring import deployment
 from ...scoring.late import rerank_late
 from ...scoring.relevance import by_relevance, query_weights, relevance_scores
 
@@ -82,7 +83,10 @@ def rank_and_filter_context(state: State, runtime: Runtime[Deps]) -> dict:
     contradictions = find_contradictions(state["retrieval_query"], kept, vocabulary, tuning)
     losers = {record["loser"]["chunk_id"] for record in contradictions}
     ranked = distinct([c for c in kept if not is_outdated(c) and c["chunk_id"] not in losers])
-    ranked = rerank_late(state["retrieval_query"], ranked, runtime.context.embedder, tuning)[: config["top_k"]]
+    ranked = rerank_late(state["retrieval_query"], ranked, runtime.context.embedder, tuning)
+    # A deployment's own ranker (`citebot tune --feedback`), when its state folder holds one.
+    ranked = deployment.rerank(state["retrieval_query"], ranked, vocabulary, runtime.context.embedder,
+                               runtime.context.ranker_file)[: config["top_k"]]
     return {"ranked_chunks": ranked, "contradictions": contradictions}
 
 
