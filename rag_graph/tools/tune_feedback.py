@@ -158,13 +158,19 @@ def public_check(dev: list[dict], test: list[dict], model: Ranker) -> dict[str, 
                    "fitted": round(tune.mrr(held, model), 4)} for name, held in groups.items() if tune.scored(held)}
 
 
-def decide(train: list[dict], held: list[dict], public: list[dict]) -> dict:
-    """The model and its figures, or Refused with the reason."""
+def halves(public: list[dict]) -> tuple[list[dict], list[dict]]:
+    """The eval sets' (dev, test) halves, or Refused when one has no labeled question."""
     dev = [r for r in public if r.get("split") == "dev"]
     test = [r for r in public if r.get("split") == "test"]
     if not tune.scored(dev) or not tune.scored(test):
         raise Refused("no labeled eval questions to check against (both halves are needed): build them with "
                       "`python -m rag_graph.tools.labels --out DIR --db DIR` and pass --labels DIR")
+    return dev, test
+
+
+def decide(train: list[dict], held: list[dict], public: list[dict]) -> dict:
+    """The model and its figures, or Refused with the reason."""
+    dev, test = halves(public)
     model = fit(dev, train)
     shipped, fitted = score(held, tune.hand_ranker()), score(held, model)
     public_ = public_check(dev, test, model)
@@ -195,6 +201,12 @@ def run(args, settings, votes: list[dict], where: str) -> int:
         print(f"refused: {len(records)} usable votes in {where}, at least {MIN_RECORDS} are needed"
               f"{_skipped(skipped)}; nothing written")
         return 1
+    public = load(Path(args.labels))
+    try:
+        halves(public)  # before the votes are asked again, the slow part
+    except Refused as why:
+        print(f"refused: {why}; nothing written")
+        return 1
     engine = Engine(settings.model_copy(update={"top_k": HEAD}))
     if not engine.ready:
         print(f"error: no index at {settings.db}: run `citebot index` first", file=sys.stderr)
@@ -211,7 +223,7 @@ def run(args, settings, votes: list[dict], where: str) -> int:
     try:
         if len(measured) < MIN_RECORDS:
             raise Refused(f"{len(measured)} usable votes, at least {MIN_RECORDS} are needed")
-        result = decide(train, held, load(Path(args.labels)))
+        result = decide(train, held, public)
     except Refused as why:
         print(f"refused: {why}; nothing written, {deployment.serving(target)[1]} serve")
         return 1

@@ -196,3 +196,13 @@ def test_the_hand_weights_as_a_deployment_ranker_rank_as_the_flow_does(engine, t
     for question in ["how many vacation days do I get?", "who approves my expense report?"]:
         assert ([c["chunk_id"] for c in own.run(question)["ranked_chunks"]]
                 == [c["chunk_id"] for c in engine.run(question)["ranked_chunks"]])
+
+
+def test_without_labeled_eval_sets_nothing_is_asked_or_written(deployment_, tmp_path, monkeypatch, capsys):
+    """The eval sets are what keeps a fit from losing elsewhere: without them, one line, before
+    any vote is asked again."""
+    where = SimpleNamespace(**{**vars(deployment_), "labels": tmp_path})
+    assert tune_on(deployment_.votes, where, monkeypatch) == 1
+    [line] = capsys.readouterr().out.splitlines()
+    assert line.startswith("refused: no labeled eval questions to check against") and line.endswith("nothing written")
+    assert not (deployment_.state / deployment.FILE).exists()
