@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from dotenv import find_dotenv, load_dotenv
-from pydantic import AfterValidator, AnyHttpUrl, BeforeValidator, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import (AfterValidator, AnyHttpUrl, BeforeValidator, Field, TypeAdapter, ValidationError, ValidationInfo,
+                      field_validator, model_validator)
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEFAULT_DB = ".citebot/lancedb"
@@ -80,6 +81,15 @@ def _redis_url(value: str) -> str:
     return value
 
 
+def _reranker(value: str) -> str:
+    # CITEBOT_RERANKER (answer/rerank.py): the chat model, or a cross-encoder by hub name or folder.
+    kind, _, model = value.partition(":")
+    if value.strip() == "llm" or (kind.strip() == "cross-encoder" and model.strip()):
+        return value.strip()
+    raise ValueError("must be llm or cross-encoder:<model name or folder>, "
+                     "e.g. cross-encoder:cross-encoder/ms-marco-MiniLM-L6-v2 (or empty for none)")
+
+
 def _folder(value: Path) -> Path:
     if value.exists() and not value.is_dir():
         raise ValueError("must be a folder, and that path is a file")
@@ -93,6 +103,7 @@ LinkTemplate = Annotated[str, AfterValidator(_link_template)]
 StorageOptions = Annotated[dict[str, str], NoDecode, BeforeValidator(_json_object)]
 RedisUrl = Annotated[str, AfterValidator(_redis_url)]
 Folder = Annotated[Path, AfterValidator(_folder)]
+Reranker = Annotated[str, AfterValidator(_reranker)]
 
 
 def env(name: str, default: Any, **constraints) -> Any:
@@ -113,6 +124,8 @@ class Settings(BaseSettings):
     llm_api_key: str | None = env("CITEBOT_LLM_API_KEY", None, repr=False)  # else the provider's own variable
     llm_timeout: float = env("CITEBOT_LLM_TIMEOUT", 20.0, gt=0)  # seconds for a whole answer, then offline
     llm_max_tokens: int = env("CITEBOT_LLM_MAX_TOKENS", 400, ge=16)
+    # Orders the ranked chunks again before the answer is written; None = the ranking as it is.
+    reranker: Reranker | None = env("CITEBOT_RERANKER", None)
     top_k: int = env("CITEBOT_TOP_K", 8, ge=1)
     max_attempts: int = env("CITEBOT_MAX_ATTEMPTS", 2, ge=1)
     slack_bot_token: str | None = env("SLACK_BOT_TOKEN", None, repr=False)
@@ -209,6 +222,14 @@ class Settings(BaseSettings):
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, **_sources):
         return (init_settings,)  # only from_env reads the environment
+
+    @field_validator("reranker")
+    @classmethod
+    def _ranker_has_a_model(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value == "llm" and not info.data.get("llm"):
+            raise ValueError("is llm, which needs CITEBOT_LLM (the chat model that ranks): set it, "
+                             "or use cross-encoder:<model name or folder>")
+        return value
 
     @model_validator(mode="after")
     def _state_files(self) -> "Settings":

@@ -64,6 +64,7 @@ class Engine:
         """`tuning`: every weight and threshold (tuning.py); `citebot eval --tune` tries others."""
         from .answer.chat_model import ChatModelGenerator, Limits, load_chat_model
         from .answer.extractive import ExtractiveGenerator
+        from .answer.rerank import load_reranker
         from .flow.deps import Deps
         from .flow.graph import build_graph
 
@@ -80,7 +81,8 @@ class Engine:
         from .scoring import deployment
 
         self.deps = Deps(retriever=self.index, embedder=self.embedder, generator=generator,
-                         source_url=settings.source_url or "", link_hosts=text_link_hosts(settings), tuning=tuning,
+                         reranker=load_reranker(settings, generator), source_url=settings.source_url or "",
+                         link_hosts=text_link_hosts(settings), tuning=tuning,
                          ranker_file=str(deployment.path_in(settings.state_dir)))
         self.graph = build_graph()
         self._prompts: tuple[int | None, list[dict]] = (None, [])
@@ -298,12 +300,14 @@ class Engine:
         return self.embedder.encode_passages(texts)
 
     def warm_up(self) -> None:
-        """Load the model, the word classes, and what questions for everyone read of the index
-        (its vocabulary, names and, where documents are restricted, the public full-text
-        index) before the first real question."""
+        """Load the model, the word classes, the reranker, and what questions for everyone read of
+        the index (its vocabulary, names and, where documents are restricted, the public full-text
+        index) before the first real question (a reranker that cannot load stops here, in one line)."""
         from .language.subject import names_a_subject
 
         self.embedder.encode_query("warm up")
+        if self.deps.reranker is not None:
+            self.deps.reranker.warm_up()
         names_a_subject("warm")  # its dictionary loads on first use (0.4 s)
         if self.index.ready:
             try:

@@ -49,6 +49,12 @@ class Tuning:
     # 18f-handbook + 37signals-threads, aa283b2.
     late_candidates: int = 10
     late_weight: float = 2.0
+    # An optional reranker (CITEBOT_RERANKER=llm, answer/rerank.py) shows the chat model this many
+    # of the top chunks, each cut to this many words, in one short prompt: SmolLM2-135M read a
+    # 950-token prompt in 31 s on two shared cores; 5 x 60 words is about 500 tokens. Set by hand
+    # with the reranker (rerank45); the cross-encoder reads every ranked chunk.
+    llm_rerank_candidates: int = 5
+    llm_rerank_words: int = 60
 
     # --- judging the evidence (flow/nodes/quality.py, scoring/missing.py) ---
     # A chunk below the similarity threshold survives if it holds this share of the query.

@@ -4,8 +4,10 @@ It speaks `POST /v1/chat/completions` as OpenAI's API reference describes it (a 
 with `"stream": true` server-sent events of `chat.completion.chunk` objects ending in
 `data: [DONE]`), and keeps the raw bytes of every request it received. `mode` decides what it
 does: "good" answers with the sentence of the first document in the prompt that is most about the
-question (no citation, as small models write), "hang" accepts and never answers, "429" and "500" fail (429 with
-Retry-After), and anything else in `script` is replied verbatim."""
+question (no citation, as small models write), or to a ranking prompt the passage numbers
+ordered by the words each shares with the question, "hang" accepts and never answers, "429" and "500" fail (429 with
+Retry-After), "drip" streams the good reply (or the next of `script`) one word every `drip` seconds, and
+anything else in `script` is replied verbatim."""
 from __future__ import annotations
 
 import json
@@ -17,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 class ChatServer:
     def __init__(self, mode: str = "good", retry_after: float = 1.0):
-        self.mode, self.retry_after = mode, retry_after
+        self.mode, self.retry_after, self.drip = mode, retry_after, 0.4
         self.requests: list[bytes] = []
         self.script: list[str] = []  # replies used in order before `mode`
         self._release = threading.Event()
@@ -58,13 +60,15 @@ class ChatServer:
         if self.script:
             return self.script.pop(0)
         prompt = request["messages"][-1]["content"]
+        if '<document number="' in prompt:  # CITEBOT_RERANKER=llm asks for passage numbers
+            return ranked_by_the_question(prompt)
         body = re.search(r'<document chunk_id="[^"]+"[^>]*>\n(.*?)\n</document>', prompt, re.S).group(1)
         prose = [line for line in body.splitlines() if line.strip() and not line.lstrip().startswith(("#", "-", "|"))]
         sentences = re.split(r"(?<=[.!?])\s", " ".join(" ".join(prose).split()))
         return about_the_question(sentences, prompt)
 
     def _answer(self, handler: BaseHTTPRequestHandler, request: dict) -> None:
-        mode = "good" if self.script else self.mode
+        mode = "good" if self.script and self.mode != "drip" else self.mode
         if mode == "hang":
             self._release.wait(120)
             return
@@ -96,9 +100,14 @@ class ChatServer:
         handler.end_headers()
         pieces = [{"role": "assistant", "content": ""}] + [{"content": t} for t in re.findall(r"\S+\s*", text)]
         for delta in pieces:
+            if mode == "drip":  # each piece in time, the whole reply far too slow
+                time.sleep(self.drip)
             chunk = {**base, "object": "chat.completion.chunk",
                      "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
-            handler.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            try:
+                handler.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            except (BrokenPipeError, ConnectionResetError):
+                return  # the client gave up on the reply
         last = {**base, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
         handler.wfile.write(f"data: {json.dumps(last)}\n\ndata: [DONE]\n\n".encode())
         handler.wfile.flush()
@@ -111,3 +120,12 @@ def about_the_question(sentences: list[str], prompt: str) -> str:
     something else)."""
     question = set(re.findall(r"\w+", re.search(r"^Question: (.*)$", prompt, re.M).group(1).lower()))
     return max(sentences, key=lambda sentence: len(question & set(re.findall(r"\w+", sentence.lower()))))
+
+
+def ranked_by_the_question(prompt: str) -> str:
+    """"2, 1, 3": the numbered passages of a ranking prompt, most words shared with its question
+    first (the lower number on a tie), as a model that follows the prompt replies."""
+    question = set(re.findall(r"\w+", re.search(r"^Question: (.*)$", prompt, re.M).group(1).lower()))
+    passages = re.findall(r'<document number="(\d+)"[^>]*>\n(.*?)\n</document>', prompt, re.S)
+    order = sorted(passages, key=lambda p: (-len(question & set(re.findall(r"\w+", p[1].lower()))), int(p[0])))
+    return ", ".join(number for number, _ in order)

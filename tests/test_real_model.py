@@ -158,3 +158,22 @@ def test_slack_streams_and_teams_answers_with_citations(written, start_bot, fake
     teams.say(CONTROLLER)
     [answer] = connector.wait_for("message", conversation="a:personal-1", timeout=300)
     assert "Rahel Tesfaye" in answer.text and FALLBACK not in answer.text.lower(), answer.text
+
+
+def test_the_real_model_ranks_the_candidates_or_the_usual_order_stays(engine, model_server):
+    """CITEBOT_RERANKER=llm against the real model, one question: the ranking call is well formed
+    (the server takes it: no 4xx), and either its ranking is used or the usual order stays, with
+    the note; never an error."""
+    ranking = Engine(Settings(corpus=BUNDLED_CORPUS, db=engine.settings.db, llm="openai:smollm2", reranker="llm",
+                              llm_base_url=model_server, llm_timeout=300, llm_max_tokens=200))
+    ranking.deps.generator.model.temperature = ranking.deps.reranker.model.temperature = 0
+    usual = [c["chunk_id"] for c in engine.run(CONTROLLER)["ranked_chunks"]]
+    started = time.perf_counter()
+    state = ranking.run(CONTROLLER)
+    order, reason, out = [c["chunk_id"] for c in state["ranked_chunks"]], state["reranker_unavailable"], state["final_output"]
+    print(f"\nranked by the model: {order != usual}, {reason or 'its ranking used'}: {order} "
+          f"({time.perf_counter() - started:.0f} s with the answer)")
+    assert sorted(order) == sorted(usual) and out["status"] in ("answered", "insufficient_context"), out
+    assert "BadRequest" not in reason and "NotFound" not in reason and "UnprocessableEntity" not in reason, reason
+    if reason:
+        assert order == usual and (out["status"] != "answered" or any("reranker was unavailable" in n for n in out["notes"]))

@@ -25,6 +25,7 @@ GOOD = {
     "CITEBOT_LLM_API_KEY": ("sk-local", "llm_api_key", "sk-local"),
     "CITEBOT_LLM_TIMEOUT": ("7.5", "llm_timeout", 7.5),
     "CITEBOT_LLM_MAX_TOKENS": ("200", "llm_max_tokens", 200),
+    "CITEBOT_RERANKER": ("cross-encoder:/models/ms-marco", "reranker", "cross-encoder:/models/ms-marco"),
     "CITEBOT_TOP_K": ("12", "top_k", 12),
     "CITEBOT_MAX_ATTEMPTS": ("1", "max_attempts", 1),
     "SLACK_BOT_TOKEN": ("xoxb-123", "slack_bot_token", "xoxb-123"),
@@ -84,6 +85,8 @@ GOOD = {
     "CITEBOT_LOG_FORMAT": ("json", "log_format", "json"),
 }
 BAD = {
+    "CITEBOT_RERANKER": ("bm25", "must be llm or cross-encoder:<model name or folder>, e.g. "
+                         "cross-encoder:cross-encoder/ms-marco-MiniLM-L6-v2 (or empty for none)"),
     "CITEBOT_TOP_K": ("x", "must be an integer"),
     "CITEBOT_TOP_K ": ("0", "must be at least 1"),
     "CITEBOT_MAX_ATTEMPTS": ("two", "must be an integer"),

@@ -8,6 +8,7 @@ from typing import Callable, Protocol
 
 import numpy as np
 
+from ..answer.rerank import Reranker
 from ..retrieval.checked_embedder import checked
 from ..language.question import Question
 from ..retrieval.entities import Gazetteer
@@ -43,6 +44,8 @@ class Deps:
     generator: Generator
     # The offline writer that answers when the chat model cannot (answer/resilience.py); None: none.
     fallback: Generator | None = None
+    # CITEBOT_RERANKER (answer/rerank.py): orders the ranked chunks again; None: the ranking stays.
+    reranker: Reranker | None = None
     clock: Callable[[], float] = field(default=time.monotonic)
     source_url: str = ""  # CITEBOT_SOURCE_URL: links for documents without a front matter `url`
     link_hosts: tuple[str, ...] = ()  # CITEBOT_LINK_HOSTS: hosts whose links an answer may show

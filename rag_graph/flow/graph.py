@@ -1,6 +1,7 @@
 """The flow of SPEC.md as a LangGraph StateGraph: nodes, edges and the small routers between them.
 
 prepare_query ─▶ prepare_corpus_index ─▶ decompose_question ─▶ retrieve_candidates ─▶ rank_and_filter_context
+  ─▶ rerank_candidates (CITEBOT_RERANKER; without one it changes nothing)
   ─┬─ one question ─────────────────────────────────────▶ assess_context_quality
    └─ several parts ─▶ retrieve_sub_questions ─▶ assess_context_quality
 assess_context_quality ──────┬─ sufficient ─────────────────────────▶ build_augmented_prompt
@@ -25,6 +26,7 @@ from .nodes.generation import build_augmented_prompt, generate_answer
 from .nodes.grounding import validate_grounding
 from .nodes.quality import assess_context_quality, rank_and_filter_context
 from .nodes.query import prepare_query, rewrite_query
+from .nodes.rerank import rerank_candidates
 from .nodes.retrieval import expand_related_context, prepare_corpus_index, retrieve_candidates
 from .state import State
 
@@ -74,6 +76,7 @@ def build_graph():
     graph.add_node("decompose_question", decompose_question)
     graph.add_node("retrieve_candidates", retrieve_candidates)
     graph.add_node("rank_and_filter_context", rank_and_filter_context)
+    graph.add_node("rerank_candidates", rerank_candidates)
     graph.add_node("retrieve_sub_questions", retrieve_sub_questions)
     graph.add_node("assess_context_quality", assess_context_quality)
     graph.add_node("expand_related_context", expand_related_context)
@@ -95,7 +98,8 @@ def build_graph():
     graph.add_edge("decompose_question", "retrieve_candidates")
     graph.add_conditional_edges("retrieve_candidates", no_errors,
                                 {"ok": "rank_and_filter_context", "failed": "finalize_failure"})
-    graph.add_conditional_edges("rank_and_filter_context", has_sub_questions,
+    graph.add_edge("rank_and_filter_context", "rerank_candidates")
+    graph.add_conditional_edges("rerank_candidates", has_sub_questions,
                                 {"whole": "assess_context_quality", "parts": "retrieve_sub_questions"})
     graph.add_edge("retrieve_sub_questions", "assess_context_quality")
     graph.add_conditional_edges("assess_context_quality", route_by_quality, {

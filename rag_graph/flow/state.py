@@ -58,6 +58,7 @@ class State(TypedDict, total=False):
     retrieval_attempts: int
     retrieved_chunks: list[dict]
     ranked_chunks: list[dict]
+    reranker_unavailable: str  # why CITEBOT_RERANKER could not order the ranking ("" when it did)
     related_chunks: list[dict]
     context: list[dict]  # the chunks the answer may cite, best first
     source_metadata: dict[str, dict]  # source_id -> public metadata

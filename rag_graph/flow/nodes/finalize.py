@@ -14,6 +14,7 @@ from ..state import State
 
 log = logging.getLogger(__name__)
 WRITER_NOTE = "the answer writer was unavailable, so this answer quotes the documents directly"
+RERANKER_NOTE = "the reranker was unavailable, so the sources were read in their usual order"
 
 def _conflict_note(state: State, cited: set[str]) -> str:
     for record in state.get("contradictions", []):
@@ -46,7 +47,8 @@ def finalize_answer(state: State, runtime: Runtime[Deps]) -> dict:
                   - (tuning.confidence_conflict_penalty if state.get("contradictions") else 0.0))
     # Notes are said apart from the answer (the chat adapters show them under it).
     writer = WRITER_NOTE if state.get("writer_unavailable") else ""
-    notes = [note for note in (_reading(state), _conflict_note(state, cited), writer) if note]
+    reranker = RERANKER_NOTE if state.get("reranker_unavailable") else ""
+    notes = [note for note in (_reading(state), _conflict_note(state, cited), writer, reranker) if note]
     output = final_output(state, "answered", state["draft_answer"]["answer"], citations,
                           max(0.0, min(confidence, tuning.confidence_cap)), trusted=runtime.context.link_hosts,
                           notes=notes)
