@@ -108,7 +108,8 @@ class Tuning:
     # --- sentences a chat model wrote (answer/support.py) ---
     # Set on the labelled set eval/grounding/sentences.jsonl (bundled + 37signals corpora;
     # `python -m rag_graph.tools.grounding_eval`), 2c5c7cb and 95fc069; measured held out on
-    # eval/grounding/held_out.jsonl (npm, undici, Node.js contributing, 18F), which set nothing.
+    # eval/grounding/held_out.jsonl (npm, undici, Node.js contributing, 18F) and
+    # eval/grounding/fresh.jsonl (other sections of all six corpora), which set nothing.
     # Share of a sentence's content words in a chunk that vouches for it alone (facts checked).
     written_lexical_support: float = 0.8
     # Cosine (all-MiniLM-L6-v2) to the chunk's closest sentence that vouches for a paraphrase
@@ -118,18 +119,25 @@ class Tuning:
     # A shorter "sentence" ("4.", "Yes.") states nothing that can be checked: from the real
     # model's answer "4.", 95fc069.
     written_min_words: int = 3
-    # A sentence's numbers must stand in one of the chunk's this many closest sentences, each
-    # within this cosine of the closest (a sentence may join two). 95fc069.
-    closest_sentences: int = 3
+    # The evidence's sentences whose words and meaning (share of the sentence's words + cosine)
+    # come within this of the nearest one's are what the sentence is checked against for a
+    # flipped negation. 95fc069 (then: cosine only, the 3 closest); kept by ground45 on
+    # sentences.jsonl (held_out.jsonl and fresh.jsonl set nothing).
     nearly_as_close: float = 0.1
+    # A piece of a written sentence, or of a section (answer/align.py), is aligned to the
+    # section's unit with the best share of its words plus this weight x cosine; a piece cut at
+    # a number shorter than this many words joins its neighbour ("One collaborator" says too
+    # little to be aligned). Chosen by hand by ground45 (1:1, 4 words), not fitted.
+    written_align_cosine: float = 1.0
+    written_window_words: int = 4
     # A written answer is declined unless one of its supported sentences is this close (cosine)
     # to the question: the real model answered "what's our yearly budget for courses?" with a
     # true sentence about onboarding buddies (0.155). On sentences.jsonl the least close
     # question's best paraphrase is at 0.270; 71 % of other questions' paraphrases fall below
     # (held out: 18/18 questions kept, 71 % of the others' paraphrases below).
     written_on_topic: float = 0.25
-    # Words after "not" / "without" that it bears on, and words after a number that say what it
-    # counts. 2c5c7cb. (Read from DEFAULT by the parsers in answer/support.py.)
+    # Words after "not" / "without" that it may bear on (the first content word is the one it
+    # does), and words after a number that say what it counts. 2c5c7cb.
     negation_scope: int = 4
     unit_words: int = 3
 

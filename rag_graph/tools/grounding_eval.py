@@ -1,8 +1,9 @@
 """How the grounding check treats sentences a chat model might write:
 `python -m rag_graph.tools.grounding_eval --db-root DIR [--set eval/grounding/sentences.jsonl]
-[--tune NAME=VALUE]`. eval/grounding/held_out.jsonl (other corpora) set no threshold.
+[--tune NAME=VALUE]`. eval/grounding/held_out.jsonl (other corpora) and eval/grounding/fresh.jsonl
+(other sections, written before it was first scored) set no threshold.
 
-Each labelled sentence (`kind`: paraphrase, wrong_number, flipped_negation, injected, pleasantry)
+Each labelled sentence (`kind`: paraphrase, wrong_number, flipped_negation, swapped_name, injected, pleasantry)
 is checked against the context the flow selects for its question (the answer's evidence, as a
 chat model would receive it, uncited). A paraphrase should be kept; everything else dropped.
 Prints the share of each kind kept and every sentence judged against its label. `--db-root` holds
