@@ -2,7 +2,9 @@
 back or lead a phrase. (Stopwords live with the tokeniser in words.py.)"""
 from __future__ import annotations
 
-from .words import terms
+import re
+
+from .words import terms, words
 
 # Words that frame a question rather than name its subject: their absence from the evidence
 # says nothing ("what's the parking policy?" is answered by a section on parking).
@@ -45,6 +47,22 @@ QUESTION_WORDS = frozenset("who what when where why how which whose can could do
 # ("how long does each one run?").
 REFERRING = frozenset("he she him her his hers they them their it its this that these those there "
                       "one ones same".split())
+
+# "there" of "is there…?", "are there…", "there is…" asks whether something exists and points
+# at no place: in a short turn it asks of the thread's subject ("is there a cap on how many
+# days?" after jury duty), in a question with a subject of its own not ("Is there a stipend for
+# home office equipment?").
+_EXISTENTIAL_THERE = re.compile(r"\b(?:(?:is|are|was|were)\s+there|there(?:'s|\s+(?:is|are|was|were|be)))\b", re.I)
+
+
+def asks_existence(text: str) -> bool:
+    """The text asks whether something exists ("is there a cap…?", "are there…")."""
+    return bool(_EXISTENTIAL_THERE.search(text))
+
+
+def refers_back(text: str) -> bool:
+    """A word of the text points back ("it", "she", "there" as a place), "there" of "is there…?" not."""
+    return any(w in REFERRING for w in words(_EXISTENTIAL_THERE.sub(" ", text)))
 
 
 # Words that open a noun phrase: a compared option that opens with one ("…versus a pricey

@@ -98,7 +98,7 @@ def build_set(name: str, db: Path, out: Path, force: bool) -> Path | None:
     target, turns = out / f"{name}.jsonl", out / f"{name}.turns.jsonl"
     stamp = json.dumps({"stamp": f"{file_hash(tests)}:{HEAD}:{FORMAT}"})
     # the turns are measured again whenever the thread reader's signals change
-    turn_stamp = json.dumps({"stamp": f"{file_hash(tests)}:{FORMAT}:{','.join(followup.TURN_FEATURES)}"})
+    turn_stamp = json.dumps({"stamp": f"{file_hash(tests)}:{FORMAT}:{','.join(followup.MEASURES)}"})
     if not corpus.is_dir():
         print(f"skipped {name}: no corpus at {corpus}")
         return None

@@ -113,20 +113,20 @@ def halves(records: list[dict], candidates: int = CANDIDATES, c: float = C) -> d
 # A follow-up read as a new subject loses what the thread was about, and its answer with it; a
 # new subject read as a follow-up carries the thread's words into its search ("I lost my
 # YubiKey, what do I do? (when daily meal allowance travelling)" -> "I don't know"). Both cost
-# answers. Measured end to end on the 309 questions with history of the eval sets, readers
-# fitted on the dev turns (answer keyword recall / MRR, dev | test): the word rule .534/.678 |
-# .507/.699; cost 5 .555/.721 | .535/.717; cost 2 .541/.709 | .535/.710. The two costs differ
-# by 3 dev questions of 156 and by .007 MRR on test; cost 2 reads more new subjects right (test
-# turns: 88 of 93 against 84, follow-ups kept 97 of 113 against 100; the rule 60 and 101), and
-# of the case a DM meets most, a new subject right after one exchange (each thread set's
-# opening exchange followed by the next conversation's opening question, 83 turns), it reads
-# 67 right against 54 (the rule 42).
-FOLLOW_UP_COST = 2.0
+# answers. With the gate on every pointing word, cost 2 was chosen end to end over cost 5 (309
+# questions with history, recall / MRR dev | test: .541/.709 | .535/.710 against .555/.721 |
+# .535/.717, and 67 against 54 of 83 new subjects right after one exchange). Since the gate
+# holds only short turns (`followup.GATE_WORDS`) the model is fitted on the turns it reads,
+# and on them the dev turns chose 1.5: read right .951 against .947 (cost 2) and .943 (2.5).
+FOLLOW_UP_COST = 1.5
 
 
 def fit_gate(turns: list[dict], c: float = C) -> Linear:
+    """Fitted on the turns the model reads: those the gate of `followup.continues` (a short turn
+    with a word pointing back) leaves to it."""
     from sklearn.linear_model import LogisticRegression
 
+    turns = [t for t in turns if not followup.gated(followup.row(t["signals"]))]
     table = np.asarray([followup.row(t["signals"]) for t in turns], dtype=float)
     mean, scale = table.mean(axis=0), table.std(axis=0)
     scale[scale < 1e-9] = 1.0
