@@ -540,6 +540,23 @@ def test_chat_model_fault_ends_in_a_controlled_result_with_bounded_retries(twin,
     assert time.perf_counter() - started < 30
 
 
+def test_a_decline_after_the_writer_failed_blames_the_writer_not_the_documents(twin):
+    """The handbook answers the remote-work question; the model wrote "5 days". The decline must
+    not tell the user the closest section "does not answer this question": it names the section
+    as the place to read and says the drafted answer was not confirmed."""
+    model = ScriptedModel(script=["Employees may work remotely up to 5 days a week [hr-handbook-2025::remote-work::0]."])
+    offline_writer = ExtractiveGenerator(twin.index.vocabulary, twin.embedder, twin.index.entities)
+    twin.deps = Deps(retriever=twin.index, embedder=twin.embedder, generator=ChatModelGenerator(model, Limits(timeout=20)),
+                     fallback=offline_writer)
+    try:
+        output = _assert_controlled(twin.run(REMOTE))
+    finally:
+        twin.deps = twin.real_deps
+    assert output["status"] == "insufficient_context"
+    assert "does not answer" not in output["answer"] and "couldn't find this" not in output["answer"]
+    assert "not confirmed by the closest document (Employee Handbook 2025" in output["answer"], output["answer"]
+
+
 # ---- Slack Web API errors ---------------------------------------------------------------------
 
 sys.path.insert(0, str(Path(__file__).parent / "bot"))

@@ -30,6 +30,30 @@ def closest_chunk(state: State, tuning: Tuning = DEFAULT) -> dict | None:
     return next((c for c in near_chunks(state, tuning) if not is_outdated(c)), None)
 
 
+def _place(chunk: dict | None) -> str:
+    """"Employee Handbook 2025 › Remote Work": the document and its section."""
+    if not chunk:
+        return ""
+    topic = chunk.get("section") or chunk["title"]
+    return chunk["title"] + (f" › {topic}" if topic != chunk["title"] else "")
+
+
+def writer_unconfirmed(state: State) -> bool:
+    """The decline comes from the check of a chat model's draft, not from the documents: the
+    last draft was written and none of it was confirmed (a draft of true sentences about
+    something else names what is missing instead, as `knowledge_gap`)."""
+    return bool((state.get("draft_answer") or {}).get("written")) and not state.get("knowledge_gap") \
+        and state.get("grounding_status") in ("unsupported", "partially_supported")
+
+
+def describe_unconfirmed(state: State, tuning: Tuning = DEFAULT) -> str:
+    """What a decline says when the writer failed, not the documents: the closest document may
+    well answer, so it is named as the place to read, not as one that "does not answer"."""
+    nearest = closest_chunk(state, tuning)
+    where = f" by the closest document ({_place(nearest)})" if nearest else " by the documents"
+    return f"The answer the writer drafted was not confirmed{where}, so it is not shown."
+
+
 def describe_gap(state: State, missing: list[str], tuning: Tuning = DEFAULT) -> str:
     """What was missing, in a sentence a person understands: the missing words that name a
     subject, or else the closest document that does not answer."""
@@ -42,7 +66,7 @@ def describe_gap(state: State, missing: list[str], tuning: Tuning = DEFAULT) -> 
     near = near_chunks(state, tuning)
     nearest = closest_chunk(state, tuning)
     topic = (nearest.get("section") or nearest["title"]) if nearest else ""
-    place = nearest["title"] + (f" › {topic}" if topic != nearest["title"] else "") if nearest else ""
+    place = _place(nearest)
     if "›" not in topic and len(topic.split()) <= 2:
         topic = place  # "OK" or "Access" alone says nothing of where
     if missing:

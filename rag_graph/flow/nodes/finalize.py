@@ -8,7 +8,7 @@ from langgraph.runtime import Runtime
 from ..deps import Deps
 from ...language.message import normalize
 from ...language.spelling import reading_note
-from ..gap import closest_chunk, describe_gap
+from ..gap import closest_chunk, describe_gap, describe_unconfirmed, writer_unconfirmed
 from ..output import FAILURE_MESSAGES, GENERIC_FAILURE, cite, final_output
 from ..state import State
 
@@ -56,13 +56,16 @@ def finalize_answer(state: State, runtime: Runtime[Deps]) -> dict:
 
 
 def finalize_insufficient_context(state: State, runtime: Runtime[Deps]) -> dict:
-    gap = state.get("knowledge_gap") or describe_gap(state, [], runtime.context.tuning)
+    unconfirmed = writer_unconfirmed(state)  # the writer failed, not the documents: say so
+    gap = (describe_unconfirmed(state, runtime.context.tuning) if unconfirmed
+           else state.get("knowledge_gap") or describe_gap(state, [], runtime.context.tuning))
     reading = _reading(state)
     gap += f" ({reading}.)" if reading else ""
+    lead = "I couldn't confirm an answer in the knowledge base." if unconfirmed else "I couldn't find this in the knowledge base."
     # The section the gap names comes with its link: the asker can read what came closest.
     closest = closest_chunk(state, runtime.context.tuning)
     output = final_output(state, "insufficient_context",
-                          f"I don't know: I couldn't find this in the knowledge base. {gap}", knowledge_gap=gap,
+                          f"I don't know: {lead} {gap}", knowledge_gap=gap,
                           closest=cite(closest, runtime.context.source_url) if closest else None)
     return {"knowledge_gap": output["knowledge_gap"], "confidence": 0.0, "citations": [], "final_output": output}
 
