@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 from langgraph.runtime import Runtime
 from lemminflect import getAllLemmas
@@ -277,11 +278,20 @@ def retrieve_sub_questions(state: State, runtime: Runtime[Deps]) -> dict:
     min_coverage = runtime.context.tuning.min_coverage
     best_of_parts: dict[str, dict] = {}
     parts = state["parts"]
-    for number, part in enumerate(parts):
+
+    def search(part) -> list | None:
         try:
-            rows = retriever.search(part.text, mode=state["retrieval_strategy"], top_k=runtime.context.tuning.sub_question_top_k)
+            return retriever.search(part.text, mode=state["retrieval_strategy"], top_k=runtime.context.tuning.sub_question_top_k)
         except Exception:
             log.exception("search for a sub-question failed; answering from the whole question's evidence")
+            return None
+
+    # The parts' searches side by side: each spends its time in the model and in Lance, which
+    # let other threads run, so a second core takes a part while the first searches another.
+    with ThreadPoolExecutor(max_workers=len(parts) or 1, thread_name_prefix="sub-question") as pool:
+        found = list(pool.map(search, parts))
+    for number, (part, rows) in enumerate(zip(parts, found)):
+        if rows is None:
             continue
         own, theirs = options(part, parts)
         scored = [c for c in relevance_scores(part.text, [r for r in rows if well_formed(r)], vocabulary, runtime.context.tuning)
