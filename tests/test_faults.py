@@ -557,6 +557,28 @@ def test_a_decline_after_the_writer_failed_blames_the_writer_not_the_documents(t
     assert "not confirmed by the closest document (Employee Handbook 2025" in output["answer"], output["answer"]
 
 
+@pytest.mark.parametrize("reply, status", [
+    # the real SmolLM2's kind of answer: true, cited, from the glossary's entry on approvers
+    ("An approver is a Relay user who is asked to approve or reject a request [reference/glossary::af::0].",
+     "insufficient_context"),
+    ("Remote work needs your manager's approval.", "answered"),
+])
+def test_a_follow_up_is_answered_only_from_the_subject_it_borrowed(twin, reply, status):
+    """"who has to approve it?" after the remote-work question: a sentence resting on a passage
+    without the borrowed subject (remote work) is no answer, however true."""
+    model = ScriptedModel(script=[reply])
+    offline_writer = ExtractiveGenerator(twin.index.vocabulary, twin.embedder, twin.index.entities)
+    history = [{"role": "user", "content": REMOTE},
+               {"role": "assistant", "content": "Employees may work remotely up to 3 days a week with manager approval."}]
+    twin.deps = Deps(retriever=twin.index, embedder=twin.embedder, generator=ChatModelGenerator(model, Limits(timeout=20)),
+                     fallback=offline_writer)
+    try:
+        output = _assert_controlled(twin.run("who has to approve it?", history))
+    finally:
+        twin.deps = twin.real_deps
+    assert output["status"] == status, output
+
+
 # ---- Slack Web API errors ---------------------------------------------------------------------
 
 sys.path.insert(0, str(Path(__file__).parent / "bot"))

@@ -309,6 +309,11 @@ class SupportChecker:
         top = max(score for score, _ in scored)
         return list(dict.fromkeys(text for score, text in scored if score >= top - self.tuning.nearly_as_close))
 
+    def source(self, sentence: str, chunk_id: str) -> str:
+        """The sentence of that chunk that says most nearly what `sentence` says."""
+        chunk = next(c for c in self.chunks if c["chunk_id"] == chunk_id)
+        return self._saying(sentence, self._embed([sentence])[0], [chunk])[0]
+
     def check(self, sentence: str, prefer: list[str] = ()) -> Verdict:
         """The chunk that supports `sentence`: one of `prefer` (the ones it cites) when they do,
         else any of the checker's chunks; the closest wins. A rejection names the first reason

@@ -12,7 +12,7 @@ from ...tuning import DEFAULT, Tuning
 from ..output import cite
 from ..state import State
 from ...answer.clean import join_sentences
-from ...answer.support import SupportChecker, answers
+from ...answer.support import SupportChecker, Verdict, answers
 from ...language.words import term_set
 from ...scoring.missing import foreign_terms, uncovered_terms
 from ...scoring.relevance import by_relevance
@@ -22,20 +22,25 @@ log = logging.getLogger(__name__)
 
 
 def supported_sentences(sentences: list[dict], context: list[dict], embedder,
-                        tuning: Tuning = DEFAULT) -> tuple[list[dict], list[dict]]:
+                        tuning: Tuning = DEFAULT, carried: str = "") -> tuple[list[dict], list[dict]]:
     """(kept, dropped): each sentence a chat model wrote is kept when a selected chunk supports
     it (answer/support.py), citing the chunks it named when one of them does, else the chunk
     that does. A sentence that names none borrows the citation of the next one that does
     ("…each week. Approval is needed [a]." cites a for both), and failing that any selected
     chunk may support it: a model that never cites is still usable. A citation of a chunk that
-    was not selected counts for nothing."""
+    was not selected counts for nothing. In a follow-up, the chunk's sentence the written one
+    rests on must hold a word of the subject it borrowed (`carried`): "who has to approve it?"
+    after a question about remote work is not answered by the glossary's "Approver" entry."""
     checker = SupportChecker(context, embedder, tuning)
     known = {c["chunk_id"] for c in context}
+    subject = term_set(carried)
     named = [[i for i in s.get("chunk_ids") or [] if i in known] for s in sentences]
     kept, dropped = [], []
     for at, sentence in enumerate(sentences):
         prefer = named[at] or next((ids for ids in named[at + 1:] if ids), [])
         verdict = checker.check(sentence["text"], prefer)
+        if verdict.kept and subject and not subject & term_set(checker.source(sentence["text"], verdict.chunk_id)):
+            verdict = Verdict(None, "another subject", verdict.closeness)
         if not verdict.kept:
             dropped.append({**sentence, "reason": verdict.reason})
             continue
@@ -75,7 +80,7 @@ def validate_grounding(state: State, runtime: Runtime[Deps]) -> dict:
         log.warning("draft cited chunks that were not selected: %s", fabricated)
     if draft.get("written"):
         supported, dropped = supported_sentences(sentences, state["context"], runtime.context.embedder,
-                                                runtime.context.tuning)
+                                                runtime.context.tuning, state["question"].carried)
         if dropped:  # reasons only: the text may be the model's invention
             log.info("grounding dropped %d of %d sentences: %s", len(dropped), len(sentences),
                      [s["reason"] for s in dropped])
