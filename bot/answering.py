@@ -44,17 +44,18 @@ class Answering:
     def __init__(self, engine, gaps: GapLog, ask_hint: str = ""):
         self.engine, self.gaps, self.ask_hint = engine, gaps, ask_hint
 
-    def answer(self, question: Question, on_text: Callable[[str], None] | None = None,
+    def answer(self, question: Question, on_text: Callable[[str, list[dict]], None] | None = None,
                cited: bool = False, record_gap: bool = True) -> Reply:
-        """Never raises. `on_text` receives a chat model's sentences while they are written
-        (Engine.ask); `cited` asks for each sentence's sources (Engine.ask_cited) instead.
+        """Never raises. `on_text` receives a chat model's grounded sentences, with their
+        citations, while they are written (Engine.run); `cited` asks for each sentence's sources
+        (Engine.ask_cited) too.
         `record_gap=False`: nobody asked Citebot (a help channel's chatter), so an "I don't know"
         that is never shown is no gap in the documents."""
         ref, text = question.ref, question.text
         try:
             sentences: list[dict] = []
             if cited:
-                output, sentences = self.engine.ask_cited(text, question.turns, question.scope)
+                output, sentences = self.engine.ask_cited(text, question.turns, question.scope, on_text=on_text)
             else:
                 output = self.engine.ask(text, question.turns, on_text=on_text, access=question.scope)
             if output["status"] == "failed":

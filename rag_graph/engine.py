@@ -207,9 +207,10 @@ class Engine:
         return deployment.serving(self.deps.ranker_file)[1]
 
     def run(self, question: str, history: list[dict] | None = None,
-            on_text: Callable[[str], None] | None = None, access: Scope | dict | None = None) -> State:
+            on_text: Callable[[str, list[dict]], None] | None = None, access: Scope | dict | None = None) -> State:
         """The whole final state: `citebot eval` reads the ranked chunks from it. With `on_text`,
-        a chat model's answer is also handed over sentence by sentence while it is written.
+        a chat model's answer is also handed over sentence by sentence while it is written, each
+        grounded sentence with the citations it will have in the final answer.
         `access` is what the place that asked may read (`{audiences: [...], sources: [globs]}`,
         see scope.py); None means the documents meant for everyone."""
         from .flow.output import GENERIC_FAILURE, final_output
@@ -239,28 +240,39 @@ class Engine:
         return state
 
     def ask(self, question: str, history: list[dict] | None = None,
-            on_text: Callable[[str], None] | None = None, access: Scope | dict | None = None) -> FinalOutput:
+            on_text: Callable[[str, list[dict]], None] | None = None, access: Scope | dict | None = None) -> FinalOutput:
         return self.run(question, history, on_text, access)["final_output"]
 
-    def _stream(self, graph_input: dict, on_text: Callable[[str], None], deps: Deps) -> State:
+    def _stream(self, graph_input: dict, on_text: Callable[[str, list[dict]], None], deps: Deps) -> State:
         """LangGraph's "messages" stream carries the chat model's tokens from inside
         generate_answer; only the first draft streams (a retry's text could only contradict it)."""
         from .answer.chat_model import SentenceStream
         from .answer.redact import clean_for_user
         from .answer.support import SupportChecker
+        from .flow.output import cite, cleaned
 
-        state, checker = None, None
+        state, checker, chunks = None, None, {}
 
-        def grounded(sentence: str) -> bool:  # checked as validate_grounding will check it
-            return checker is not None and checker.check(sentence).kept
+        def support(text: str, cited: list[str]) -> list[str]:
+            """Checked as validate_grounding will check it, resting on what it will cite: the
+            chunks the sentence names when one of them supports it, else the one that does."""
+            if checker is None:
+                return []
+            named = [i for i in cited if i in chunks]
+            verdict = checker.check(text, named)
+            return (named if verdict.chunk_id in named else [verdict.chunk_id]) if verdict.kept else []
 
-        sentences = SentenceStream(on_text, lambda text: clean_for_user(text, [], deps.link_hosts), grounded)
+        def emit(text: str, ids: list[str]) -> None:  # with the citations the final answer gives them
+            on_text(text, [cleaned(cite(chunks[i], deps.source_url), deps.link_hosts) for i in ids])
+
+        sentences = SentenceStream(emit, lambda text: clean_for_user(text, [], deps.link_hosts), support)
         draft_id = None
         for mode, data in self.graph.stream(graph_input, context=deps, stream_mode=["messages", "values"]):
             if mode == "values":
                 state = data
                 if checker is None and state.get("context"):
                     checker = SupportChecker(state["context"], deps.embedder, deps.tuning)
+                    chunks = {c["chunk_id"]: c for c in state["context"]}
                 continue
             token, meta = data
             if meta.get("langgraph_node") == "generate_answer" and draft_id in (None, token.id):
@@ -282,12 +294,13 @@ class Engine:
         return self._prompts[1]
 
     def ask_cited(self, question: str, history: list[dict] | None = None,
-                  access: Scope | dict | None = None) -> tuple[FinalOutput, list[dict]]:
+                  access: Scope | dict | None = None,
+                  on_text: Callable[[str, list[dict]], None] | None = None) -> tuple[FinalOutput, list[dict]]:
         """final_output plus the answer's sentences `[{text, chunk_ids}]`, each cleaned like the
         answer itself, for platforms that mark every sentence with the sources it rests on."""
         from .answer.redact import clean_for_user
 
-        state = self.run(question, history, access=access)
+        state = self.run(question, history, on_text, access)
         output = state["final_output"]
         if output["status"] != "answered":
             return output, []

@@ -64,8 +64,9 @@ class Delivery:
     def can_stream(self) -> bool:
         return self.say_stream is not None and self.placeholder is None
 
-    def text(self, sentence: str) -> None:
-        """One more sentence of the answer, as the model writes it (see Engine.ask's on_text)."""
+    def text(self, sentence: str, citations: list[dict] = ()) -> None:
+        """One more sentence of the answer, as the model writes it (see Engine.ask's on_text); its
+        sources are shown when the stream stops."""
         if not self.can_stream:
             return
         piece = (" " if self.streamed else "") + sentence

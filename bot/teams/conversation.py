@@ -9,6 +9,7 @@ import html
 import logging
 import re
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from functools import partial
 from typing import Awaitable, Callable
 
@@ -31,6 +32,7 @@ from bot.memory import ConversationMemory
 from bot.teams import feedback as feedback_form
 from bot.teams.experts import TeamsExperts, place_ids
 from bot.teams.render import escape, escape_markdown, render
+from bot.teams.stream import TeamsStream
 from bot.verified import VerifiedAnswers
 
 log = logging.getLogger(__name__)
@@ -201,16 +203,22 @@ class TeamsConversations:
 
     async def _answer(self, context: TurnContext, question: Question, unasked: bool = False) -> None:
         """`unasked`: a help channel's post, answered only when confident, and without "typing"
-        (nobody is waiting for Citebot there)."""
+        (nobody is waiting for Citebot there). In a personal chat the answer streams (stream.py);
+        Teams streams nowhere else, so channels and group chats see "typing", then the answer."""
         run = asyncio.get_running_loop().run_in_executor
+        stream = TeamsStream(context, question.ref) if not unasked and kind_of(context.activity) == "personal" else None
         if unasked:
             reply = await run(self._answering, partial(self.answering.answer_unasked, question,
                                                        self.settings.auto_min_confidence, cited=True))
             if reply is None:
                 return
         else:
-            async with TypingIndicator(context, typing_options=TYPING):
-                reply = await run(self._answering, partial(self.answering.answer, question, cited=True))
+            if stream:
+                await stream.start()
+            # "Typing" where the informative update is not shown (a channel, or a stream Teams refused).
+            async with TypingIndicator(context, typing_options=TYPING) if not (stream and stream.open) else nullcontext():
+                reply = await run(self._answering, partial(self.answering.answer, question, cited=True,
+                                                           on_text=stream.text if stream else None))
         if reply.status != "failed":
             # Remembered before it is sent: a reply in the chain the moment the answer shows is a
             # follow-up, and must find the turn (after the send, it raced the next message).
@@ -218,10 +226,10 @@ class TeamsConversations:
         message = self.experts.decorate(render(reply), reply, context.activity)
         for mark in self.verified.marks((reply.output or {}).get("citations") or []) if reply.status == "answered" else []:
             message.text += f"\n\n✅ {escape(mark)}"  # an expert's verified answer, within its review date
-        sent = await context.send_activity(message)
-        if reply.status != "failed" and sent and sent.id:
-            self.memory.note_answer(sent.id, reply.feedback_record())
-        self.answering.delivered(question, reply)
+        sent = await stream.finish(message) if stream else (await context.send_activity(message)).id
+        if reply.status != "failed" and sent:
+            self.memory.note_answer(sent, reply.feedback_record())
+        self.answering.delivered(question, reply, streamed=bool(stream and stream.shown))
 
     async def _gaps(self, context: TurnContext, user_id: str) -> None:
         report = await asyncio.to_thread(self.admin.gaps, user_id, self.admin.is_listed(user_id))

@@ -70,7 +70,7 @@ def _message(text: str, cited: list[ClientCitation] | None = None, ai: bool = Tr
     return activity
 
 
-def _marked(reply: Reply) -> str:
+def marked(reply: Reply) -> str:
     """The answer with each sentence's markers after it. A code block stands on lines of its own
     (its sentence comes with them): its closing fence must end its line, so its markers go on the
     next line, unless the sentence that leads in to it has marked the same sources already."""
@@ -86,7 +86,7 @@ def _marked(reply: Reply) -> str:
 
 def render(reply: Reply) -> Activity:
     if reply.status == "answered":
-        answer = _marked(reply)
+        answer = marked(reply)
         if reply.note:
             answer += f"\n\nℹ️ {escape(reply.note)}"
         return _message(answer, citations(reply))

@@ -120,14 +120,15 @@ def cited_sentences(pieces: list[str]) -> list[dict]:
 
 class SentenceStream:
     """A chat model's tokens -> whole sentences as `ChatModelGenerator` will cut them, each sent to
-    `emit` once the next one has begun (its end is then certain), only when `grounded` accepts
-    it (the grounding check, against the answer's context), and cleaned as the final answer will
-    be (redacted, links limited). The last sentence is left to the final answer, and nothing
+    `emit` with the chunk ids it rests on once the next one has begun (its end is then certain),
+    only when `support` finds chunks for it (the grounding check, against the answer's context:
+    `support(text, cited ids)` -> the ids, [] when unsupported), and cleaned as the final answer
+    will be (redacted, links limited). The last sentence is left to the final answer, and nothing
     streams once INSUFFICIENT_CONTEXT appears. The final answer replaces what streamed."""
 
-    def __init__(self, emit: Callable[[str], None], clean: Callable[[str], str],
-                 grounded: Callable[[str], bool] = lambda sentence: False):
-        self.emit, self.clean, self.grounded = emit, clean, grounded
+    def __init__(self, emit: Callable[[str, list[str]], None], clean: Callable[[str], str],
+                 support: Callable[[str, list[str]], list[str]] = lambda text, cited: []):
+        self.emit, self.clean, self.support = emit, clean, support
         self.text, self.sent = "", 0
 
     def feed(self, token: str) -> None:
@@ -136,8 +137,8 @@ class SentenceStream:
         if INSUFFICIENT in self.text:
             return
         for sentence in cited_sentences(pieces[self.sent:]):
-            if self.grounded(sentence["text"]):
-                self.emit(self.clean(sentence["text"]))
+            if ids := self.support(sentence["text"], sentence["chunk_ids"]):
+                self.emit(self.clean(sentence["text"]), ids)
         self.sent = max(self.sent, len(pieces))
 
 

@@ -14,26 +14,29 @@ FAILURE_MESSAGES = {
 GENERIC_FAILURE = "Something went wrong while I was looking this up. Please try again in a minute."
 
 
+def cleaned(c: Citation, trusted: tuple[str, ...] = ()) -> Citation:
+    """A citation as users may see it: titles and headings are document text too, and a heading
+    can carry a link or a secret."""
+    return {**c, "title": clean_for_user(c["title"], [], trusted),
+            "section": clean_for_user(c["section"], [], trusted)}
+
+
 def final_output(state: State, status: str, answer: str, citations=(), confidence: float = 0.0,
                  knowledge_gap: str | None = None, closest: Citation | None = None,
                  trusted: tuple[str, ...] = (), notes: list[str] = ()) -> FinalOutput:
     # A document names its own `url:`, so a cited host proves nothing: links inside the text are
     # kept only for the hosts the admin trusts (CITEBOT_LINK_HOSTS and CITEBOT_SOURCE_URL's host);
     # the citation's own link stays clickable as the citation.
-    def cleaned(c: Citation) -> Citation:
-        # Titles and headings are document text too: a heading can carry a link or a secret.
-        return {**c, "title": clean_for_user(c["title"], [], trusted),
-                "section": clean_for_user(c["section"], [], trusted)}
     return {
         "status": status,
         "answer": clean_for_user(answer, [], trusted),
-        "citations": [cleaned(c) for c in citations],
+        "citations": [cleaned(c, trusted) for c in citations],
         "confidence": round(confidence, 2),
         "retrieval_attempts": state.get("retrieval_attempts", 0),
         "retrieved_sources": list(dict.fromkeys(c["source_id"] for c in state.get("retrieved_chunks", []))),
         "grounding_status": state.get("grounding_status", "not_checked"),
         "knowledge_gap": clean_for_user(knowledge_gap, []) if knowledge_gap else None,
-        "closest": cleaned(closest) if closest else None,
+        "closest": cleaned(closest, trusted) if closest else None,
         "notes": [clean_for_user(note, [], trusted) for note in notes],
         # Error codes only: details (stack traces, rows) stay in the log.
         "errors": [error.split(":")[0] if not error.startswith("invalid_input") else error

@@ -7,7 +7,8 @@ from rag_graph.answer.redact import clean_for_user
 
 def stream(text: str, grounded=lambda sentence: True) -> list[str]:
     shown: list[str] = []
-    sentences = SentenceStream(shown.append, lambda sentence: clean_for_user(sentence, []), grounded)
+    sentences = SentenceStream(lambda sentence, ids: shown.append(sentence), lambda sentence: clean_for_user(sentence, []),
+                               lambda sentence, cited: cited or ["hr::remote::0"] if grounded(sentence) else [])
     for token in re.findall(r"\S+\s*", text):
         sentences.feed(token)
     return shown

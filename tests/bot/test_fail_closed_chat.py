@@ -36,11 +36,10 @@ def restricted(tmp_path_factory) -> Engine:
 class ShoutingModel(TwoSentenceModel):
     """A chat model talked into notifying everyone (a prompt injection in a document would do)."""
 
-    @staticmethod
-    def _reply(messages) -> str:
+    def _reply(self, messages) -> str:
         # The mention sits inside a sentence the documents support, so the sentence passes the
         # grounding check and streams (an unsupported sentence is dropped before it can stream).
-        return re.sub(r"\.(?= \[)", " <!channel>.", TwoSentenceModel._reply(messages), count=1)
+        return re.sub(r"\.(?= \[)", " <!channel>.", super()._reply(messages), count=1)
 
 
 def test_a_question_in_the_teams_gap_report_is_text_not_a_link(start_teams, restricted, connector, tmp_path):  # noqa: F811
