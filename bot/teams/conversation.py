@@ -213,12 +213,13 @@ class TeamsConversations:
             if reply is None:
                 return
         else:
+            work = run(self._answering, partial(self.answering.answer, question, cited=True,
+                                                on_text=stream.text if stream else None))
             if stream:
                 await stream.start()
             # "Typing" where the informative update is not shown (a channel, or a stream Teams refused).
             async with TypingIndicator(context, typing_options=TYPING) if not (stream and stream.open) else nullcontext():
-                reply = await run(self._answering, partial(self.answering.answer, question, cited=True,
-                                                           on_text=stream.text if stream else None))
+                reply = await work
         if reply.status != "failed":
             # Remembered before it is sent: a reply in the chain the moment the answer shows is a
             # follow-up, and must find the turn (after the send, it raced the next message).

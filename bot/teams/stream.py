@@ -44,7 +44,7 @@ class TeamsStream:
         self.stream_id: str | None = None
         self.sequence = 0
         self.shown = ""  # the text the last accepted update carried
-        self.open = True  # False once Teams refused an update: no more are sent
+        self.open = True  # False once Teams refused the start or an update: no more are sent
         self.stopped = False  # the asker pressed Stop
         self._sentences: list[dict] = []
         self._citations: dict[str, dict] = {}  # chunk id -> its citation, in the order first cited
@@ -52,10 +52,12 @@ class TeamsStream:
         self._flushing: asyncio.Task | None = None
 
     async def start(self) -> None:
-        """The informative update; Teams' answer names the stream."""
+        """The informative update, sent while the graph already runs; Teams' answer names the
+        stream, and sentences written meanwhile follow."""
         sent = await self._send("informative", INFORMING)
         self.stream_id = sent.id if sent else None
         self.open = bool(self.stream_id)
+        self._kick()
 
     def text(self, sentence: str, citations: list[dict]) -> None:
         """Engine.run's on_text, called on the answering thread: a grounded sentence with its
@@ -69,13 +71,17 @@ class TeamsStream:
         # Numbered as the final answer numbers its sources, from the citations seen so far.
         shown = marked(build_reply({"status": "answered", "answer": sentence, "citations": list(self._citations.values())},
                                    self.ref, sentences=self._sentences))
-        if self.open and len(shown) < MAX_TEXT:
+        if len(shown) < MAX_TEXT:
             self._pending = shown
-            if self._flushing is None:
-                self._flushing = asyncio.ensure_future(self._flush())
+            self._kick()
+
+    def _kick(self) -> None:
+        if self._pending is not None and self.stream_id and self._flushing is None:
+            self._flushing = asyncio.ensure_future(self._flush())
 
     async def _flush(self) -> None:
-        """One update at a time, the latest text only, at most one per INTERVAL."""
+        """One update at a time, the latest text only, at most one per INTERVAL, none once
+        Teams refused one."""
         try:
             while self._pending is not None and self.open:
                 text, self._pending = self._pending, None
