@@ -5,7 +5,9 @@ chat: an informative update, the grounded sentences with their markers, then one
 that is the unstreamed answer itself; in channels and group chats, no stream at all."""
 from __future__ import annotations
 
+import logging
 import re
+import time
 
 import pytest
 
@@ -13,7 +15,7 @@ from bot.teams.stream import INFORMING, INTERVAL
 from bot_harness import QUESTION
 from conftest import BUNDLED_CORPUS
 from fake_chat_model import TwoSentenceModel
-from teams_harness import ai_entity, connector, quiet_for, start_teams  # noqa: F401 (fixtures)
+from teams_harness import ai_entity, connector, start_teams  # noqa: F401 (fixtures)
 from rag_graph.answer.chat_model import ChatModelGenerator
 from rag_graph.config import Settings
 from rag_graph.engine import Engine
@@ -143,12 +145,17 @@ def test_a_stream_teams_will_not_start_gets_typing_and_the_answer_as_one_message
     assert len(shown(connector)) == 1
 
 
-def test_the_asker_pressing_stop_ends_the_answer(start_teams, streaming, connector):
-    connector.fail_next(lambda method, activity: (activity.get("entities") or [{}])[0].get("streamType") == "streaming",
+def test_the_asker_pressing_stop_ends_the_answer(start_teams, streaming, connector, caplog):
+    caplog.set_level(logging.INFO, logger="bot.answering")
+    connector.fail_next(lambda method, activity: activity["conversation"]["id"] == PERSONAL
+                        and (activity.get("entities") or [{}])[0].get("streamType") == "streaming",
                         403, "ContentStreamNotAllowed", "Content stream was cancelled by user.")
     teams = start_teams(streaming)
     teams.say(QUESTION)
-    quiet_for(teams)  # a question asked after it has been answered in another chat
+    deadline = time.monotonic() + 120
+    while not any(f" in {PERSONAL} with " in r.getMessage() for r in caplog.records):  # the turn is over
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
     [stopped] = streamed(connector, refused=True)
     informative, = streamed(connector)
     assert stopped.stream["streamType"] == "streaming" and informative.stream["streamType"] == "informative"
