@@ -248,8 +248,9 @@ class Engine:
         generate_answer; only the first draft streams (a retry's text could only contradict it)."""
         from .answer.chat_model import SentenceStream
         from .answer.redact import clean_for_user
-        from .answer.support import SupportChecker
+        from .answer.support import SupportChecker, judge
         from .flow.output import cite, cleaned
+        from .language.words import term_set
 
         state, checker, chunks = None, None, {}
 
@@ -259,7 +260,8 @@ class Engine:
             if checker is None:
                 return []
             named = [i for i in cited if i in chunks]
-            verdict = checker.check(text, named)
+            asked = state.get("question")  # a follow-up's borrowed subject, as validate_grounding reads it
+            verdict = judge(checker, text, named, term_set(asked.carried) if asked else set())
             return (named if verdict.chunk_id in named else [verdict.chunk_id]) if verdict.kept else []
 
         def emit(text: str, ids: list[str]) -> None:  # with the citations the final answer gives them

@@ -353,3 +353,13 @@ class SupportChecker:
             return best
         closeness, reason = max(refusals, key=lambda r: (r[0], r[1] != "meaning"), default=(0.0, "meaning"))
         return Verdict(None, reason, closeness)
+
+
+def judge(checker: SupportChecker, text: str, prefer: list[str], subject: set[str]) -> Verdict:
+    """One written sentence: supported by a chunk, and, in a follow-up, resting on a sentence of
+    it that holds a word of the borrowed `subject` (validate_grounding's judgement, and the
+    same while an answer streams)."""
+    verdict = checker.check(text, prefer)
+    if verdict.kept and subject and not subject & term_set(checker.source(text, verdict.chunk_id)):
+        return Verdict(None, "another subject", verdict.closeness)
+    return verdict

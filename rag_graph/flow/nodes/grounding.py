@@ -12,7 +12,7 @@ from ...tuning import DEFAULT, Tuning
 from ..output import cite
 from ..state import State
 from ...answer.clean import join_sentences
-from ...answer.support import SupportChecker, Verdict, answers
+from ...answer.support import SupportChecker, answers, judge
 from ...language.words import term_set
 from ...scoring.missing import foreign_terms, uncovered_terms
 from ...scoring.relevance import by_relevance
@@ -38,9 +38,7 @@ def supported_sentences(sentences: list[dict], context: list[dict], embedder,
     kept, dropped = [], []
     for at, sentence in enumerate(sentences):
         prefer = named[at] or next((ids for ids in named[at + 1:] if ids), [])
-        verdict = checker.check(sentence["text"], prefer)
-        if verdict.kept and subject and not subject & term_set(checker.source(sentence["text"], verdict.chunk_id)):
-            verdict = Verdict(None, "another subject", verdict.closeness)
+        verdict = judge(checker, sentence["text"], prefer, subject)
         if not verdict.kept:
             dropped.append({**sentence, "reason": verdict.reason})
             continue
