@@ -579,6 +579,21 @@ def test_a_follow_up_is_answered_only_from_the_subject_it_borrowed(twin, reply, 
     assert output["status"] == status, output
 
 
+def test_a_follow_up_streams_no_sentence_resting_on_another_subject(twin):
+    """The same judgement while the answer streams (Slack threads, Teams chats): the glossary's
+    true, cited sentence about approvers is never shown for "who has to approve it?"."""
+    glossary = "An approver is a Relay user who is asked to approve or reject a request [reference/glossary::af::0]."
+    model, shown = ScriptedModel(script=[f"{glossary} {glossary}"]), []
+    history = [{"role": "user", "content": REMOTE},
+               {"role": "assistant", "content": "Employees may work remotely up to 3 days a week with manager approval."}]
+    twin.deps = Deps(retriever=twin.index, embedder=twin.embedder, generator=ChatModelGenerator(model, Limits(timeout=20)))
+    try:
+        output = twin.run("who has to approve it?", history, on_text=lambda text, citations: shown.append(text))["final_output"]
+    finally:
+        twin.deps = twin.real_deps
+    assert model.calls and output["status"] == "insufficient_context" and shown == []
+
+
 # ---- Slack Web API errors ---------------------------------------------------------------------
 
 sys.path.insert(0, str(Path(__file__).parent / "bot"))
