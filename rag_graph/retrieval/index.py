@@ -198,7 +198,7 @@ class Index(Refreshing):
         if mode == "semantic":
             search = table.search(query_vector).distance_type("cosine")
         else:
-            search = table.search(query, query_type="fts")
+            search = table.search(_words(query), query_type="fts")
         return (search.where(where, prefilter=True) if where else search).limit(top_k).to_list()
 
     def _hybrid(self, query: str, top_k: int, query_vector) -> tuple[np.ndarray, list[dict]]:
@@ -210,7 +210,7 @@ class Index(Refreshing):
         (the query vector, the rows)"""
         serving = self._checked_out  # both legs read the same version, whatever a reload does
         keyword = _LEGS.submit(serving.dataset.to_table, columns=[*serving.names, "_score"], with_row_id=True,
-                               full_text_query=query, limit=top_k)
+                               full_text_query=_words(query), limit=top_k)
         try:
             if query_vector is None:
                 query_vector = self._queries.encode_query(query)
@@ -367,6 +367,14 @@ class Index(Refreshing):
         serving = self._checked_out
         return {"uri": self.uri, "version": serving.version, "chunks": serving.chunks,
                 "documents": self.documents, "model": self.embedder.model_name}
+
+
+def _words(query: str) -> str:
+    """The question as the full-text index should read it: words, never query syntax. A question
+    pasted in double quotes is otherwise a phrase query, which an index without word positions
+    refuses (the user got "Something went wrong"); the tokenizer drops the quotes anyway, so no
+    other question's keyword hits change."""
+    return query.replace('"', " ")
 
 
 def _rows(found: pa.Table) -> list[dict]:

@@ -48,6 +48,8 @@ CASES = [
     # Markup around a real question: normalised away, the question answered.
     ("control chars around", "\x00\x01how many vacation days do I get?\x07", None, ANSWERED, ""),
     ("Slack markup", "<@UBOT> how many days per week can I work remotely? <#C0123|general>", None, ANSWERED, ""),
+    # Quotes the index must not read as query syntax: a phrase query it cannot run.
+    ("quoted words at both ends", '"remote work" or "home office"', None, ANY, ""),
     ("Slack link", "<https://intranet.example/x|the handbook> how many vacation days do I get?", None, ANSWERED, ""),
     ("HTML entities", "How many vacation days &amp; sick days do I get?", None, ANY, ""),
     ("code block question", "```how many vacation days do I get?```", None, ANSWERED, ""),
@@ -131,6 +133,9 @@ WRAPPED = [
     ("\u202ehow many\u200b vacation days do I get?", "how many vacation days do I get?"),
     ("how many vacation days do I get :palm_tree: 🌴", "how many vacation days do I get"),
     ("<!here> &lt;b&gt;how many vacation days do I get?&lt;/b&gt;", "<b>how many vacation days do I get?</b>"),
+    # A question pasted as a quote (was "Something went wrong": the keyword index read a phrase query).
+    ('"how many days per week can I work remotely?"', "how many days per week can I work remotely?"),
+    ("“how many vacation days do I get?”", "how many vacation days do I get?"),
 ]
 
 
