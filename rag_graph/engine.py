@@ -66,6 +66,7 @@ class Engine:
         from .answer.extractive import ExtractiveGenerator
         from .answer.rerank import load_reranker
         from .flow.deps import Deps
+        from .scoring import deployment
         from .flow.graph import build_graph
 
         self.settings = settings
@@ -78,12 +79,10 @@ class Engine:
         elif generator is None:
             generator = ExtractiveGenerator(self.index.vocabulary, self.embedder, self.index.entities, tuning)
         self._offline = generator if isinstance(generator, ExtractiveGenerator) else None
-        from .scoring import deployment
-
         self.deps = Deps(retriever=self.index, embedder=self.embedder, generator=generator,
                          reranker=load_reranker(settings, generator), source_url=settings.source_url or "",
                          link_hosts=text_link_hosts(settings), tuning=tuning,
-                         ranker_file=str(deployment.path_in(settings.state_dir)))
+                         ranker_file=deployment.path_in(settings.state_dir))
         self.graph = build_graph()
         self._prompts: tuple[int | None, list[dict]] = (None, [])
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Protocol
 
 import numpy as np
@@ -51,7 +52,7 @@ class Deps:
     link_hosts: tuple[str, ...] = ()  # CITEBOT_LINK_HOSTS: hosts whose links an answer may show
     tuning: Tuning = DEFAULT  # every weight and threshold (tuning.py)
     # Where a deployment's own chunk ranker would be (scoring/deployment.py); None: the hand weights.
-    ranker_file: str | None = None
+    ranker_file: Path | None = None
 
     def __post_init__(self):
         # Nodes compare vectors to vet the evidence; a broken model must stop them, not fool them.
