@@ -185,7 +185,6 @@ def cmd_graph(args) -> int:
 
 def cmd_demo(args) -> int:
     engine = _engine(args, figures=True)
-    engine.warm_up()
     stats = engine.index.last_refresh
     print(f"Indexed {stats.documents} documents into {stats.chunks} chunks "
           f"({stats.embedded} embedded) from {engine.settings.corpus}\n")
