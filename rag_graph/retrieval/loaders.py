@@ -27,6 +27,7 @@ from pathlib import Path
 import yaml
 
 from .authoring import INTERNAL
+from .html_page import page_content
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")  # .mdx: Docusaurus' markdown with JSX components
 SUFFIXES = (*MARKDOWN_SUFFIXES, ".pdf", ".docx", ".html", ".htm", ".txt")
@@ -280,7 +281,7 @@ def _html(data: bytes) -> tuple[dict, str]:
     for element in soup(["head", "script", "style", "noscript", "template", "nav"]):
         element.decompose()
     body = _Converter(heading_style="ATX", bullets="-", escape_asterisks=False,
-                      escape_underscores=False).convert_soup(soup)
+                      escape_underscores=False).convert_soup(page_content(soup))
     return {"title": title}, body
 
 
