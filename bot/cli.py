@@ -251,6 +251,10 @@ def cmd_tune(args) -> int:
         votes = (FeedbackLog(Path(args.feedback)) if args.feedback
                  else FeedbackLog(settings.feedback_path, SharedState(settings.redis_url)))
         return learn_from_votes(args, settings, votes.read(), args.feedback or str(settings.feedback_path))
+    if args.grounding is not None:
+        from rag_graph.tools.tune_grounding import run as fit_grounding
+
+        return fit_grounding(args.grounding, args.out, args.check)
     from rag_graph.tools.tune import run
 
     return run(args)
@@ -323,6 +327,9 @@ def build_parser() -> argparse.ArgumentParser:
                            "and write it into CITEBOT_STATE_DIR only if it beats the shipped weights held out")
     tune.add_argument("--corpus", help="with --feedback: the deployment's documents (CITEBOT_CORPUS)")
     tune.add_argument("--db", help="with --feedback: the deployment's index (CITEBOT_DB)")
+    tune.add_argument("--grounding", nargs="?", const=".citebot/eval-indexes", metavar="DB_ROOT",
+                      help="fit the grounding check's accept/drop decision on eval/grounding/ instead (grounding.json); "
+                           "DB_ROOT: one index per corpus, built on first use")
     tune.set_defaults(handler=cmd_tune)
     gaps = command("gaps", cmd_gaps, "what readers asked and could not find, grouped into topics")
     gaps.add_argument("--since", help="only this recent: 30d, 12h, 2w (default: the whole retention period)")

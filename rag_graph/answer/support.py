@@ -47,6 +47,7 @@ _MONTHS_DAYS = frozenset("january february march april may june july august sept
 _IDENTIFIER = re.compile(r"`[^`]+`|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[\w-]*\d[\w-]*[A-Za-z][\w-]*\b|\b[A-Za-z][\w-]*\d[\w-]*\b"
                          r"|\b\w+(?:[_/]|::|\.(?=\w))[\w./:-]*\w|\b[A-Z][a-z]+[A-Z]\w*\b|\b[A-Z]{2,}s?\b")
 _MEASURE = re.compile(r"[\d.,]+(?:-[a-z]+)+|[\d.,]+")  # "90-day", "14-inch": a number and its unit, no code
+_PRONOUN = re.compile(r"\W*(?:they|it|these|this|those|he|she|such)\b", re.I)  # a sentence naming its subject by pronoun
 _CAPITALISED = re.compile(r"\b[A-Z][a-z][\w'’-]*")
 # Words that flip what a sentence says. "n't" covers don't, can't, isn't, won't…
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|without|cannot|unable|"
@@ -78,14 +79,35 @@ _QUANTITY = re.compile(r"(?P<currency>[$£€])?\s?(?P<n>\b\d+(?:[.,:]\d+)*(?![\
 _TIME_UNITS = ("minute", "hour", "day", "night", "week", "month", "quarter", "year")
 
 
-def quantities(text: str, unit_words: int = DEFAULT.unit_words) -> set[tuple[str, frozenset[str]]]:
+# A duration in one unit is the same duration in another: what the documents state as "300000 ms"
+# a writer may state as "5 minutes" (seconds per unit, by the stem of the word after the number).
+_SECONDS = {"ms": 0.001, "millisecond": 0.001, "msec": 0.001, "second": 1, "sec": 1, "s": 1, "minut": 60, "min": 60,
+            "mins": 60, "hour": 3600, "hr": 3600, "hrs": 3600, "day": 86400, "week": 604800}
+_UNIT_NAMES = {0.001: "millisecond", 1: "second", 60: "minut", 3600: "hour", 86400: "day", 604800: "week"}
+
+
+def _equivalents(number: str, counted: str) -> set[tuple[str, frozenset[str]]]:
+    """The same duration in the other units, when it is a whole number of them."""
+    per = _SECONDS.get(counted)
+    if per is None or ":" in number:
+        return set()
+    seconds = float(number) * per
+    return {(_number(f"{seconds / size:.3f}"), frozenset({name})) for size, name in _UNIT_NAMES.items()
+            if size != per and seconds / size >= 1 and abs(seconds / size - round(seconds / size, 3)) < 1e-9}
+
+
+def quantities(text: str, unit_words: int = DEFAULT.unit_words, held: bool = False) -> set[tuple[str, frozenset[str]]]:
     """The numbers a text states, in digits, each with what it counts (the next `unit_words`
-    content words, stemmed; "$" and "%" too): "three working days" is (3, {work, day}), "$325" (325, {$})."""
+    content words, stemmed; "$" and "%" too): "three working days" is (3, {work, day}), "$325" (325, {$}).
+    `held`: a text checked against, whose durations also count in other units ("300000 ms" holds
+    "5 minutes" and "300 seconds")."""
     found = set()
     for match in _QUANTITY.finditer(text):
         unit = {"$"} if match["currency"] else {"%"} if match["percent"] else set()
         after = [w for w in words(match["after"]) if w.isalpha() and w not in STOPWORDS][:unit_words]
         found.add((_number(match["n"]), frozenset(unit | {stem(w) for w in after})))
+        if held and after and not unit:
+            found |= _equivalents(_number(match["n"]), stem(after[0]))
     return found
 
 
@@ -154,7 +176,7 @@ class Facts:
         lower = text.lower()
         held_words = set(words(text))
         held_stems = {stem(w) for w in held_words}
-        missing = unmatched(self.quantities, quantities(text, unit_words))
+        missing = unmatched(self.quantities, quantities(text, unit_words, held=True))
         missing += sorted(n for n in self.names if n not in held_words and stem(n) not in held_stems
                           and not all(w in held_words or stem(w) in held_stems for w in words(n)))
         missing += sorted(i for i in self.identifiers if i not in lower)
@@ -220,6 +242,18 @@ def answers(question: str, sentences: list[str], embedder, tuning: Tuning = DEFA
 
 
 @dataclass(frozen=True)
+class Placement:
+    """How a sentence's facts stand in one chunk (SupportChecker.placement): numbers and names
+    found outside the unit their words align to, windows taking a parallel unit's place, the
+    worst window's alignment (share of its words + cosine, 0–2), and the first reason met ("")."""
+    numbers: int
+    names: int
+    swaps: int
+    fit: float
+    reason: str
+
+
+@dataclass(frozen=True)
 class Verdict:
     chunk_id: str | None  # the chunk that supports the sentence; None: none does
     reason: str  # "supported", or why not: "facts: 5", "negation", "meaning", "pleasantry", "empty"
@@ -234,13 +268,19 @@ class SupportChecker:
     """Checks sentences against a fixed set of chunks (one answer's context); the chunks'
     sentences and units (answer/align.py) are embedded once, when a sentence first needs them."""
 
-    def __init__(self, chunks: list[dict], embedder, tuning: Tuning = DEFAULT):
+    def __init__(self, chunks: list[dict], embedder, tuning: Tuning = DEFAULT, model="shipped"):
+        """`model`: the learned decision (answer/support_learned.py) over the rules' signals; None:
+        the rules alone decide; "shipped": the one `citebot tune --grounding` chose."""
         self.chunks, self.embedder, self.tuning = chunks, embedder, tuning
+        if model == "shipped":
+            from .support_learned import shipped  # it measures with this module's checker
+            model = shipped()
+        self.model = model
         self._sentences: dict[str, tuple[str, ...]] = {}
         self._vectors: dict[str, np.ndarray] = {}
         self._units: dict[str, tuple[list, np.ndarray]] = {}
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
+    def embed(self, texts: list[str]) -> np.ndarray:
         return np.asarray(self.embedder.encode(texts))
 
     def _chunk_sentences(self, chunk: dict) -> tuple[str, ...]:
@@ -250,73 +290,106 @@ class SupportChecker:
             self._sentences[key] = tuple(sentences(body)) or (body,)
         return self._sentences[key]
 
-    def _closeness(self, vector: np.ndarray, chunk: dict) -> float:
+    def closeness(self, vector: np.ndarray, chunk: dict) -> float:
         """Cosine of the sentence's `vector` to the chunk's closest sentence."""
         key = chunk["chunk_id"]
         if key not in self._vectors:
-            self._vectors[key] = self._embed(list(self._chunk_sentences(chunk)))
+            self._vectors[key] = self.embed(list(self._chunk_sentences(chunk)))
         return float(np.max(self._vectors[key] @ vector))
 
     def _chunk_units(self, chunk: dict) -> tuple[list, np.ndarray]:
         key = chunk["chunk_id"]
         if key not in self._units:
             found = units(chunk.get("body") or chunk["text"])
-            self._units[key] = (found, self._embed([u.text for u in found]))
+            self._units[key] = (found, self.embed([u.text for u in found]))
         return self._units[key]
 
-    def _misplaced(self, parts: list[tuple[str, list[str]]], vectors: dict, chunk: dict) -> str:
-        """Why the chunk does not state the sentence's facts where they belong ("" if it does).
-        Each window of each clause (a number with the words leading to it) is aligned to one unit
-        of the chunk (answer/align.py): its numbers must be that unit's, its names that unit's
-        sentence's (or the chunk's title's), and it must not take the place of a parallel unit
-        that states another number ("the secondary is paid $350" against "the primary receives
-        $350 per week, and the secondary receives $150")."""
+    def placement(self, parts: list[tuple[str, list[str]]], vectors: dict, chunk: dict) -> "Placement":
+        """Whether the chunk states the sentence's facts where they belong. Each window of each
+        clause (a number with the words leading to it) is aligned to one unit of the chunk
+        (answer/align.py): its numbers must be that unit's, its names that unit's sentence's (or
+        the chunk's title's), and it must not take the place of a parallel unit that states
+        another number ("the secondary is paid $350" against "the primary receives $350 per
+        week, and the secondary receives $150")."""
         found, unit_vectors = self._chunk_units(chunk)
         header = chunk["text"][: len(chunk["text"]) - len(chunk.get("body") or "")]
         titled, unit_words = term_set(header), self.tuning.unit_words
+        numbers, names, swaps, fit, reason = 0, 0, 0, 2.0, ""
         for _, pieces in parts:
             for window in pieces:
                 claimed = quantities(window, unit_words)
                 unit = bound(window, vectors[window], found, unit_vectors, bool(claimed), self.tuning.written_align_cosine)
-                astray = unmatched(claimed, quantities(unit.text + " " + header, unit_words))
+                own = term_set(window)
+                fit = min(fit, len(own & unit.terms) / max(1, len(own)) + float(unit_vectors[found.index(unit)] @ vectors[window]))
+                astray = unmatched(claimed, quantities(unit.text + " " + header, unit_words, held=True))
                 # names stand in the sentence aligned to: "$250 in London", "P1 tickets on the Starter plan"
                 # (identifiers too dropped 2 paraphrases on held_out.jsonl and caught nothing more)
-                astray += Facts(frozenset(), Facts.of(window).names, frozenset()).missing_from(header + " " + unit.sentence)
-                if astray:
-                    return ", ".join(astray[:3])
-                if claimed and any(swapped(term_set(window), unit, other, titled) for other in siblings(unit, found)
-                                   if other.states_number and unmatched(claimed, quantities(other.text, unit_words))):
-                    return "another item's"
-        return ""
+                named = Facts(frozenset(), Facts.of(window).names, frozenset()).missing_from(header + " " + unit.sentence)
+                swap = bool(claimed) and any(
+                    swapped(own, unit, other, titled) for other in siblings(unit, found)
+                    if other.states_number and unmatched(claimed, quantities(other.text, unit_words, held=True)))
+                numbers, names, swaps = numbers + len(astray), names + len(named), swaps + swap
+                if not reason and (astray or named or swap):
+                    reason = ", ".join((astray + named)[:3]) or "another item's"
+        return Placement(numbers, names, swaps, fit, reason)
 
-    def _parts(self, sentence: str) -> tuple[list[tuple[str, list[str]]], dict]:
+    def parts(self, sentence: str) -> tuple[list[tuple[str, list[str]]], dict]:
         """The sentence's clauses, each with its windows, and their vectors."""
         parts = [(clause, windows(clause, number_spans(clause), self.tuning.written_window_words))
                  for clause in clauses(sentence)]
         texts = list(dict.fromkeys([sentence] + [t for clause, pieces in parts for t in (clause, *pieces)]))
-        return parts, dict(zip(texts, self._embed(texts)))
+        return parts, dict(zip(texts, self.embed(texts)))
 
-    def _saying(self, sentence: str, vector: np.ndarray, chunks: list[dict]) -> list[str]:
+    def saying(self, sentence: str, vector: np.ndarray, chunks: list[dict]) -> list[str]:
         """The sentences of `chunks` that say most nearly what `sentence` says (share of its words
         plus cosine, as units are aligned), each within `nearly_as_close` of the best."""
         scored = []
         own = term_set(sentence)
         for chunk in chunks:
-            self._closeness(vector, chunk)
+            self.closeness(vector, chunk)
             cosines = self._vectors[chunk["chunk_id"]] @ vector
             scored += [(len(own & term_set(text)) / len(own) + self.tuning.written_align_cosine * float(cos), text)
                        for text, cos in zip(self._chunk_sentences(chunk), cosines)]
         top = max(score for score, _ in scored)
         return list(dict.fromkeys(text for score, text in scored if score >= top - self.tuning.nearly_as_close))
 
+    def evidence(self, sentence: str, vector: np.ndarray, chunks: list[dict]) -> list[str]:
+        """The sentences a claim's polarity is read against: those that say most nearly what it
+        says (`saying`), each with the next sentence of its chunk when that one names the same
+        subject by a pronoun ("…20 reserved parking spaces in the garage. They … cannot be
+        booked")."""
+        near = self.saying(sentence, vector, chunks)
+        out = list(near)
+        for chunk in chunks:
+            found = self._chunk_sentences(chunk)
+            out += [after for before, after in zip(found, found[1:]) if before in near and _PRONOUN.match(after)]
+        return list(dict.fromkeys(out))
+
+    def nearest(self, sentence: str, vector: np.ndarray, chunk: dict) -> float:
+        """How nearly the chunk's closest sentence says what `sentence` says: share of its words
+        plus cosine (0–2), as `saying` ranks them."""
+        own = term_set(sentence)
+        self.closeness(vector, chunk)
+        cosines = self._vectors[chunk["chunk_id"]] @ vector
+        return max(len(own & term_set(text)) / max(1, len(own)) + self.tuning.written_align_cosine * float(cos)
+                   for text, cos in zip(self._chunk_sentences(chunk), cosines))
+
     def source(self, sentence: str, chunk_id: str) -> str:
         """The sentence of that chunk that says most nearly what `sentence` says."""
         chunk = next(c for c in self.chunks if c["chunk_id"] == chunk_id)
-        return self._saying(sentence, self._embed([sentence])[0], [chunk])[0]
+        return self.saying(sentence, self.embed([sentence])[0], [chunk])[0]
 
     def check(self, sentence: str, prefer: list[str] = ()) -> Verdict:
         """The chunk that supports `sentence`: one of `prefer` (the ones it cites) when they do,
-        else any of the checker's chunks; the closest wins. A rejection names the first reason
+        else any of the checker's chunks. Decided by the learned model when there is one."""
+        if self.model is not None:
+            from .support_learned import decide
+            return decide(self, sentence, prefer)
+        return self.ruled(sentence, prefer)
+
+    def ruled(self, sentence: str, prefer: list[str] = ()) -> Verdict:
+        """The rules' decision: the closest chunk that holds the sentence's facts where they
+        belong, is not contradicted, and is close in meaning. A rejection names the first reason
         met, in the order facts, negation, meaning."""
         if is_pleasantry(sentence):
             return Verdict(None, "pleasantry")
@@ -328,8 +401,8 @@ class SupportChecker:
         best, refusals = None, []
         about = [c for c in self.chunks if len(own & term_set(c["text"])) / len(own) >= self.tuning.written_paraphrase_floor]
         if about:
-            parts, vectors = self._parts(sentence)
-            if flips(sentence, self._saying(sentence, vectors[sentence], about), self.tuning.negation_scope):
+            parts, vectors = self.parts(sentence)
+            if flips(sentence, self.evidence(sentence, vectors[sentence], about), self.tuning.negation_scope):
                 return Verdict(None, "negation")
         for chunk in sorted(self.chunks, key=lambda c: c["chunk_id"] not in prefer):
             missing = facts.missing_from(chunk["text"], self.tuning.unit_words)
@@ -338,9 +411,9 @@ class SupportChecker:
                 refusals.append((0.0, "facts: " + ", ".join(missing[:3]) if missing else "meaning"))
                 continue
             if vectors is None:
-                parts, vectors = self._parts(sentence)
-            closeness = self._closeness(vectors[sentence], chunk)
-            astray = self._misplaced(parts, vectors, chunk)
+                parts, vectors = self.parts(sentence)
+            closeness = self.closeness(vectors[sentence], chunk)
+            astray = self.placement(parts, vectors, chunk).reason
             if astray:  # "12 weeks of parental leave": 12 is the chunk's, but of "within 12 months"
                 refusals.append((closeness, "facts: " + astray))
             elif lexical >= self.tuning.written_lexical_support or closeness >= self.tuning.written_semantic_support:

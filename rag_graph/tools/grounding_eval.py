@@ -34,14 +34,29 @@ def context_of(engine: Engine, question: str) -> list[dict]:
     return state.get("context") or state.get("ranked_chunks", [])[:DEFAULT.context_size]
 
 
-def judge(rows: list[dict], engines: dict[str, Engine], tuning: Tuning = DEFAULT) -> list[dict]:
+def load(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def engines_for(rows: list[dict], db_root: Path, engines: dict | None = None) -> dict[str, Engine]:
+    """One engine per corpus the rows name, its index in `db_root` (built on first use)."""
+    engines = {} if engines is None else engines
+    for corpus in sorted({row["corpus"] for row in rows} - set(engines)):
+        engine = Engine(Settings(corpus=CORPORA[corpus], db=str(db_root / corpus)))
+        if not engine.ready:
+            engine.refresh()
+        engines[corpus] = engine
+    return engines
+
+
+def judge(rows: list[dict], engines: dict[str, Engine], tuning: Tuning = DEFAULT, model="shipped") -> list[dict]:
     contexts: dict[tuple[str, str], SupportChecker] = {}
     out = []
     for row in rows:
         key = (row["corpus"], row["question"])
         if key not in contexts:
             engine = engines[row["corpus"]]
-            contexts[key] = SupportChecker(context_of(engine, row["question"]), engine.embedder, tuning)
+            contexts[key] = SupportChecker(context_of(engine, row["question"]), engine.embedder, tuning, model)
         verdict = contexts[key].check(row["sentence"])
         out.append({**row, "kept": verdict.kept, "reason": verdict.reason, "chunk_id": verdict.chunk_id,
                     "closeness": round(verdict.closeness, 3)})
@@ -66,16 +81,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="write every judged sentence here")
     parser.add_argument("--tune", action="append", default=[], metavar="NAME=VALUE",
                         help="try another value of a field of rag_graph/tuning.py (written_semantic_support=0.65)")
+    parser.add_argument("--rules", action="store_true", help="the rules alone decide (not the shipped learned decision)")
     args = parser.parse_args(argv)
-    rows = [json.loads(line) for line in Path(args.set).read_text().splitlines() if line.strip()]
-    engines = {}
-    for corpus in sorted({row["corpus"] for row in rows}):
-        engine = Engine(Settings(corpus=CORPORA[corpus], db=str(Path(args.db_root) / corpus)))
-        if not engine.ready:
-            engine.refresh()
-        engines[corpus] = engine
+    rows = load(Path(args.set))
+    engines = engines_for(rows, Path(args.db_root))
     started = time.perf_counter()
-    judged = judge(rows, engines, tuned(args.tune))
+    judged = judge(rows, engines, tuned(args.tune), None if args.rules else "shipped")
     for row in judged:
         if row["kept"] != (row["kind"] in SHOULD_KEEP):
             print(f"{'KEPT' if row['kept'] else 'DROPPED'} {row['kind']}: {row['sentence']}  "
