@@ -74,12 +74,14 @@ eval-formats: $(STAMP)
 	$(BIN)/python eval/mixed_formats.py
 
 # Label the eval sets' questions through the flow, fit the thread reader (rag_graph/scoring/
-# thread.json) and measure a chunk ranker and a sentence scorer against the hand weights.
+# thread.json) and measure a chunk ranker and a sentence scorer against the hand weights; fit
+# the grounding check's decision on eval/grounding/ (grounding.json, the rules unless it wins).
 # Corpora: rag_graph/tools/eval_all.py.
 tune: $(STAMP)
 	$(BIN)/python -m rag_graph.tools.labels
 	$(BIN)/python -m rag_graph.tools.sentence_labels
 	$(BIN)/citebot tune
+	$(BIN)/citebot tune --grounding
 
 serve: $(RUNTIME_STAMP)
 	$(BIN)/citebot serve

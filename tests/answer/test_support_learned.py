@@ -113,3 +113,14 @@ def test_the_opposite_sentence_for_the_embedding_to_compare():
     assert toggled("Parking spaces cannot be booked.") == "Parking spaces can be booked."
     assert toggled("Employees may work remotely.") == "Employees may not work remotely."
     assert toggled("Uppercase variables don't work.") == "Uppercase variables do work."
+
+
+def test_the_rules_guards_hold_whatever_the_model_says(embedder):
+    """A model that would keep everything still cannot keep a number no chunk states, a
+    pleasantry, or a sentence with too few of a chunk's words."""
+    keep_all = learned.Linear(FEATURES, FITTED.mean, FITTED.scale, FITTED.coef * 0, 1.0)
+    checker = SupportChecker(CHUNKS, embedder, model=keep_all)
+    assert checker.check("Employees may work remotely up to 3 days a week with manager approval.").chunk_id == "remote"
+    assert checker.check("Employees may work remotely up to 5 days a week with manager approval.").reason == "facts: 5"
+    assert checker.check("Thanks, hope this helps!").reason == "pleasantry"
+    assert checker.check("The cafeteria serves vegan lunches every Friday.").reason == "meaning"
