@@ -11,6 +11,7 @@ them. The tables, tags and columns named here are what the reading side (index.p
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -38,6 +39,12 @@ ENTITY_TABLE = "entities"  # the corpus's gazetteer (entities.py), rewritten wit
 _ENTITY_SCHEMA = pa.schema([("name", pa.string()), ("kind", pa.string()), ("source_id", pa.string()),
                             ("person", pa.bool_())], metadata={"extractor": str(EXTRACTOR_VERSION)})
 SERVING_TAG = "serving"
+# A word the full-text index holds, to probe it with: its tokenizer splits at anything but letters
+# and digits and drops tokens over 40 characters. The longest whitespace-separated word was probed
+# before, and a reStructuredText title's `*****` rule or a SHA-256 sum made a sound index "not
+# answer": the Debian Developer's Reference folder as installed was embedded for 10 minutes, then refused.
+_TOKEN = re.compile(r"[^\W_]+")
+_LONGEST_TOKEN = 40
 PUBLISHED_TAG = "published-{}"  # one per published version, the newest KEEP_PUBLISHED kept
 KEEP_PUBLISHED = 3
 # Untagged versions older than this are deleted after a publish: a replica's query that started
@@ -238,7 +245,7 @@ class Refreshing:
         if ids != set(wanted):
             raise RefreshError(f"table holds {len(ids)} chunks, corpus has {len(wanted)}")
         probe = next(iter(wanted.values()))
-        word = max(probe.body.split(), key=len, default="")
+        word = max((w for w in _TOKEN.findall(probe.body) if len(w) <= _LONGEST_TOKEN), key=len, default="")
         if word and not table.search(word, query_type="fts").limit(1).to_list():
             raise RefreshError("full-text index does not answer")
 
