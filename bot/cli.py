@@ -31,7 +31,7 @@ def _settings(args) -> Settings:
                              db=getattr(args, "db", None))
 
 
-def _engine(args, refresh: bool = True, figures: bool = False):
+def _engine(args, refresh: bool = True, figures: bool = False, many: bool = True):
     """The engine, its index refreshed and warm. `figures`: the refresh always runs, for its
     figures (`engine.index.last_refresh`)."""
     settings = _settings(args)
@@ -52,7 +52,7 @@ def _engine(args, refresh: bool = True, figures: bool = False):
                 raise
             # As `citebot serve` does: the last good index answers, and the reader is told.
             print(f"warning: {error}; answering from it", file=sys.stderr, flush=True)
-    engine.warm_up()  # a model that cannot load is one line here, not a failure mid-question
+    engine.warm_up(many)  # a model that cannot load is one line here, not a failure mid-question
     return engine
 
 
@@ -154,7 +154,7 @@ def cmd_sync(args) -> int:
 def cmd_ask(args) -> int:
     history = json.loads(Path(args.history).read_text()) if args.history else []
     access = _access(args)
-    engine = _engine(args)
+    engine = _engine(args, many=False)  # one question: nothing warmed for the next ones
     output = engine.ask(args.question, history, access=access)
     print(json.dumps(output, indent=2, ensure_ascii=False) if args.json else format_answer(output))
     return 0 if output["status"] != "failed" else 1

@@ -32,6 +32,7 @@ from .refresh import (  # noqa: F401 (the tables' names, imported from here)
     _count_terms,
     _sql_list,
 )
+from .resident import Resident
 from .scope import Scope, ScopedIndex, audience_clause, matches
 from .scoped_text import ScopedText, fuse, with_scores
 from .vector_store import VectorStore
@@ -50,6 +51,7 @@ class _Serving(NamedTuple):
     names: list[str]  # the same in the table's order, as its queries return them
     chunks: int
     dataset: object  # the Lance dataset beneath the table, at that version: filtered reads
+    resident: Resident  # its rows in memory, for hybrid searches (read on first use)
 
 
 class Index(Refreshing):
@@ -99,7 +101,9 @@ class Index(Refreshing):
         # A checked-out version never changes: what every question would ask of it (its
         # version, columns, size) is read once here; each such call on the handle costs ~0.6 ms.
         names = table.schema.names
-        serving = _Serving(table, table.version, frozenset(names), names, table.count_rows(), table.to_lance())
+        dataset = table.to_lance()
+        serving = _Serving(table, table.version, frozenset(names), names, table.count_rows(), dataset,
+                           Resident(dataset, names))
         self.documents = len(set(_column(table, "source_id")))
         self.store.reopen()  # another process may have added the new version's vectors
         self._serving = serving  # one reference swap: readers see the old or the new, never half
@@ -202,24 +206,28 @@ class Index(Refreshing):
         return (search.where(where, prefilter=True) if where else search).limit(top_k).to_list()
 
     def _hybrid(self, query: str, top_k: int, query_vector) -> tuple[np.ndarray, list[dict]]:
-        """LanceDB's hybrid query, leg by leg on the Lance dataset beneath the table and fused as
-        it fuses them (scoped_text.fuse): the same rows in the same order, in 10 ms where
-        LanceDB's query builder took 16 (it starts a thread pool per query and goes through its
-        event loop twice); a question makes one to three such searches. The keyword leg needs no
-        vector: it runs while the model encodes the query and the vector leg ranks.
-        (the query vector, the rows)"""
+        """LanceDB's hybrid query, leg by leg and fused as it fuses them (scoped_text.fuse): the
+        same rows in the same order. Lance ranks the keyword leg (row ids and BM25 scores); the
+        rows' columns, and the vector leg when its order is provably Lance's, come from memory
+        (resident.py): 3 ms where LanceDB's query builder took 16. The keyword leg needs no
+        vector: it runs while the model encodes the query. (the query vector, the rows)"""
         serving = self._checked_out  # both legs read the same version, whatever a reload does
-        keyword = _LEGS.submit(serving.dataset.to_table, columns=[*serving.names, "_score"], with_row_id=True,
+        resident = serving.resident.rows()
+        columns = ["_score"] if resident is not None else [*serving.names, "_score"]
+        keyword = _LEGS.submit(serving.dataset.to_table, columns=columns, with_row_id=True,
                                full_text_query=_words(query), limit=top_k)
         try:
             if query_vector is None:
                 query_vector = self._queries.encode_query(query)
-            vector = serving.dataset.to_table(columns=[*serving.names, "_distance"], with_row_id=True, nearest={
-                "column": "vector", "q": query_vector, "k": top_k, "metric": "cosine"})
+            vector = resident.nearest(query_vector, top_k) if resident is not None else None
+            if vector is None:
+                vector = serving.dataset.to_table(columns=[*serving.names, "_distance"], with_row_id=True, nearest={
+                    "column": "vector", "q": query_vector, "k": top_k, "metric": "cosine"})
         except BaseException:
             keyword.cancel()
             raise
-        return query_vector, _rows(fuse(query, vector, keyword.result(), top_k))
+        found = keyword.result() if resident is None else resident.keyword_rows(keyword.result())
+        return query_vector, _rows(fuse(query, vector, found, top_k))
 
     def _search_in_scope(self, query: str, mode: str, top_k: int, query_vector, where: str) -> list[dict]:
         """Keyword and hybrid search for a scope that leaves rows out: the keyword leg ranks with
@@ -240,14 +248,18 @@ class Index(Refreshing):
         return self._per_scope("text", where, lambda: ScopedText(
             self.table.search().where(where).select(["chunk_id", "text"]).limit(None).to_arrow()))
 
-    def warm_up(self, scope: Scope) -> None:
+    def warm_up(self, scope: Scope, terms: bool = True) -> None:
         """Read or build now what the first question in `scope` would: the term counts, the
-        gazetteer and, for a scope that leaves rows out, its own full-text index."""
+        gazetteer, for a scope that leaves rows out its own full-text index, the rows in memory
+        and (unless `terms` is False: a process asking one question) every chunk's terms."""
         where = self.where(scope)
         self.vocabulary(where)
         self.entities(where)
         if self._narrows(where):
             self.scoped_text(where)
+        rows = self._checked_out.resident.rows()
+        if rows is not None and terms:
+            rows.warm_terms()
 
     @staticmethod
     def _result(row: dict, query_vector, mode: str) -> dict:
@@ -277,16 +289,20 @@ class Index(Refreshing):
         document they link to or are superseded by (within `where`)."""
         if not chunks:
             return []
+        have = {c["chunk_id"] for c in chunks}
+        linked = {target for c in chunks for target in [*(c.get("links") or []), c.get("superseded_by")] if target}
+        resident = None if self._narrows(where) else self._checked_out.resident.rows()
+        if resident is not None:
+            found = resident.related({(c["source_id"], c["anchor"]) for c in chunks}, linked, limit=100)
+            return [row for row in found if row["chunk_id"] not in have]
         sections = " OR ".join(
             f"(source_id = {_sql_list([c['source_id']])} AND anchor = {_sql_list([c['anchor']])})"
             for c in chunks)
-        linked = {target for c in chunks for target in [*(c.get("links") or []), c.get("superseded_by")] if target}
         wanted = f"({sections})"
         if linked:
             wanted += f" OR (source_id IN ({_sql_list(sorted(linked))}) AND chunk_index = 0 AND anchor = '')"
         if where:
             wanted = f"({where}) AND ({wanted})"
-        have = {c["chunk_id"] for c in chunks}
         return [row for row in self.fetch(wanted, limit=100) if row["chunk_id"] not in have]
 
     def vocabulary(self, where: str | None = None) -> tuple[dict[str, int], int]:

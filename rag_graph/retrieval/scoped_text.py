@@ -15,12 +15,13 @@ version and scope (the Index caches it beside the scope's term counts).
 from __future__ import annotations
 
 import itertools
+from collections import defaultdict
 
 import lancedb
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from lancedb.index import FTS
-from lancedb.rerankers import RRFReranker
 
 _names = itertools.count()  # one in-memory table per scope, each under its own name
 
@@ -52,14 +53,35 @@ def with_scores(rows: pa.Table, hits: list[tuple[str, float]]) -> pa.Table:
     return rows.take(pa.array(order, type=pa.int64())).append_column("_score", pa.array(scores, type=pa.float32()))
 
 
+# LanceDB's RRFReranker's constant (the rank at which a row's weight halves, plus one).
+RRF_K = 60
+
+
 def fuse(query: str, vector_rows: pa.Table, keyword_rows: pa.Table, limit: int) -> pa.Table:
-    """Both legs by reciprocal rank, as LanceDB's hybrid query fuses them (it normalises the
-    scores first, which leaves every rank, and so RRF, as it is)."""
-    fused = RRFReranker(return_score="all").rerank_hybrid(query, vector_rows, keyword_rows)
+    """Both legs by reciprocal rank, as LanceDB's hybrid query fuses them with its RRFReranker
+    (it normalises the scores first, which leaves every rank, and so RRF, as it is); computed as
+    it computes, for the same rows in the same order (a test compares the two), in a quarter of
+    its time."""
+    vector_ids = vector_rows.column("_rowid").to_pylist()
+    keyword_ids = keyword_rows.column("_rowid").to_pylist()
+    score = defaultdict(float)
+    for ids in (vector_ids, keyword_ids):
+        for rank, row_id in enumerate(ids, 1):
+            score[row_id] += 1 / (rank + RRF_K)
+    # The vector leg's rows, then the keyword leg's others: the reranker's merge keeps a row's
+    # first copy. Best first by the float32 score, equal scores in that order (a stable sort).
+    found = set(vector_ids)
+    others = [n for n, row_id in enumerate(keyword_ids) if row_id not in found]
+    merged = pa.concat_tables([vector_rows, keyword_rows.take(pa.array(others, type=pa.int64()))],
+                              promote_options="default")
+    relevance = np.array([score[row_id] for row_id in vector_ids + [keyword_ids[n] for n in others]], dtype=np.float32)
+    order = np.argsort(-relevance, kind="stable")[:limit]
+    fused = merged.take(pa.array(order, type=pa.int64())).append_column(
+        "_relevance_score", pa.array(relevance[order], type=pa.float32()))
     # A row both legs found is kept once, with the vector leg's columns and no BM25 score: each
     # leg's own score goes back by row id, as the hybrid query restores them.
     for column, leg in (("_score", keyword_rows), ("_distance", vector_rows)):
         if leg.num_rows:
             at = pc.index_in(fused.column("_rowid"), value_set=leg.column("_rowid"))
             fused = fused.set_column(fused.column_names.index(column), column, pc.take(leg.column(column), at))
-    return fused.slice(0, limit)
+    return fused
