@@ -200,6 +200,9 @@ def test_bundled_question_set_stays_above_the_regression_floor(engine, tmp_path)
     assert overall["invalid_citations"] == 0
     assert overall["avg_chunk_chars"] <= 800
     question = report["questions"][0]
-    assert {"question", "category", "split", "history", "retrieved", "final_output", "latency_ms"} <= set(question)
+    assert {"question", "category", "split", "history", "retrieved", "final_output", "latency_ms", "cpu_ms"} <= set(question)
+    # The process's CPU time per question, beside the wall time a busy machine moves
+    assert 0 < overall["cpu_ms_per_question"] == pytest.approx(
+        sum(q["cpu_ms"] for q in report["questions"]) / len(report["questions"]), abs=0.1)
     assert set(question["retrieved"][0]) == {"chunk_id", "source_id", "text"}
     assert report["index"]["chunks"] > 0
