@@ -1,12 +1,17 @@
-"""The passage view: when the writer's best sentence does not win clearly, the answer shows the
-passage around it (the sentences before and after it in its chunk, up to `passage_chars`)
-instead of staking everything on one sentence. A close runner-up means the scores cannot tell
-which sentence answers; the answering one is most often next to the best (of the answers the
-best sentence missed, about a third hold their keyword within two sentences of it)."""
+"""The passage view: the best sentence is shown with the sentences around it in its chunk when
+they bring the answer closer in meaning to the question. The sentence that holds the answer is
+often next to the best one and shares no word of the question ("Navigate to the Employment Data
+2 tab" after "…in HR Links"), so the word score cannot see it; the embedding of the passage can.
+A neighbour that is about something else (a table's other row, a list's other item, the
+section's next topic) moves the passage away from the question and stays out."""
 from __future__ import annotations
+
+from typing import Callable
 
 from ..tuning import Tuning
 from .passages import EXAMPLE, Candidate, candidate_at
+
+Closeness = Callable[[list[str]], list[float]]  # each text's closeness in meaning to the question
 
 
 def unclear(pool: list[Candidate], tuning: Tuning) -> bool:
@@ -18,24 +23,37 @@ def unclear(pool: list[Candidate], tuning: Tuning) -> bool:
     return rival is not None and best.score > 0 and rival.score >= tuning.passage_margin * best.score
 
 
-def around(best: Candidate, candidates: list[Candidate], picked: list[Candidate], tuning: Tuning) -> list[Candidate]:
-    """The sentences of the best one's chunk next to it, after and before in turn (what follows
-    first: it finishes the thought), while the passage stays within passage_chars. Sentences
-    already picked count toward the length and are not repeated; an example is passed over."""
+def around(best: Candidate, candidates: list[Candidate], picked: list[Candidate], tuning: Tuning,
+           closeness: Closeness | None) -> list[Candidate]:
+    """The sentences of the best one's chunk next to it, the one after and the one before in
+    turn, each kept when the passage with it is closer to the question (by passage_closer) than the
+    passage without it, while the passage stays within passage_chars (what follows first: it finishes the
+    thought). Sentences already picked count toward the length and are not repeated; an example is
+    passed over. One call of the model per step measures the passage and both ways it may grow.
+    Without an embedding model nothing is added: no measure, no passage."""
+    if closeness is None:
+        return []
     shown = [c for c in picked if c.rank == best.rank]
     length = sum(len(c.text) for c in shown)
-    first, last = min(c.position for c in shown), max(c.last for c in shown)
-    added = []
-    for _ in range(2 * tuning.max_sentences):
-        grown = False
-        for position in (last + 1, first - 1):
+    added: list[Candidate] = []
+    for _ in range(tuning.max_sentences):
+        passage = shown + added
+        nears = []
+        for position in (max(c.last for c in passage) + 1, min(c.position for c in passage) - 1):
             near = candidate_at(candidates, best.rank, position)
-            if (near is None or EXAMPLE.match(near.text) or any(c.overlaps(near) for c in picked + added)
-                    or length + len(near.text) > tuning.passage_chars):
-                continue
-            added.append(near)
-            length += len(near.text)
-            first, last, grown = min(first, near.position), max(last, near.last), True
-        if not grown:
+            if (near is not None and not EXAMPLE.match(near.text) and not any(c.overlaps(near) for c in picked + added)
+                    and length + sum(len(n.text) for n in nears) + len(near.text) <= tuning.passage_chars):
+                nears.append(near)
+        if not nears:
             break
+        now, *grown = closeness([_passage(passage), *(_passage([*passage, near]) for near in nears)])
+        joining = [near for near, then in zip(nears, grown) if then >= now + tuning.passage_closer]
+        if not joining:
+            break
+        added.extend(joining)
+        length += sum(len(near.text) for near in joining)
     return added
+
+
+def _passage(sentences: list[Candidate]) -> str:
+    return " ".join(c.text for c in sorted(sentences, key=lambda c: c.position))

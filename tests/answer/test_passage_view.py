@@ -26,9 +26,9 @@ BENEFITS = [
           "37signals provides MetLife Short Term and Long Term Disability policies to all US employees, at no cost to the employee. The Short Term policy may replace up to 70% of your salary, up to 12 weeks and up to $3,000 per week. There is a 7-calendar-day waiting period for Short Term Disability. The Long Term policy may replace up to 60% of your salary, up to $12,000 per month. There's a 90 day waiting period for Long Term Disability.\n\nYou’re eligible for coverage on your first day of employment, and the policies will terminate on your final day of employment.",
           title='Benefits & Perks', section='Disability Insurance', relevance=0.50, similarity=0.50),
 ]
-OFF = DEFAULT  # the view is off unless asked for: see tuning.py
-ON = dataclasses.replace(DEFAULT, passage_chars=450)
-ALWAYS = dataclasses.replace(ON, passage_margin=0.0)  # whatever the runner-up scores
+OFF = dataclasses.replace(DEFAULT, passage_chars=0)
+ON = DEFAULT  # on: every neighbour that keeps the passage as close to the question joins
+CLOSE_RUNNER_UP = dataclasses.replace(ON, passage_margin=0.9)
 
 
 def _candidate(score: float, position: int, text: str = "A sentence of the passage on leave.", rank: int = 0,
@@ -36,30 +36,66 @@ def _candidate(score: float, position: int, text: str = "A sentence of the passa
     return Candidate(score, score, rank, position, text, f"c{rank}", set(terms), frozenset())
 
 
-def test_the_answer_can_show_the_passage_around_the_best_sentence(embedder):
+def _each_closer(texts):  # each sentence brings the passage closer to the question
+    return [0.1 * text.count(".") for text in texts]
+
+
+def test_the_answer_shows_the_passage_around_the_best_sentence_when_it_answers(embedder):
     question = "what's the most I can stash in the healthcare FSA for the year?"
     single = compose(question, BENEFITS, embedder, tuning=OFF)["answer"]
-    passage = compose(question, BENEFITS, embedder, tuning=ALWAYS)["answer"]
+    passage = compose(question, BENEFITS, embedder, tuning=ON)["answer"]
     assert "$3,300" in passage and "$3,300" not in single, single
-    assert passage.startswith("You have to decide up front") and len(passage) <= ON.passage_chars  # not the page
+    assert len(passage) <= ON.passage_chars  # the passage, not the page
+    # the neighbours that move the passage away from the question stay out
+    assert "entirely optional" not in passage and "Open enrollment" not in passage, passage
 
 
 def test_the_passage_grows_after_then_before_within_its_length():
     sentences = [_candidate(1.0, at, "x" * 100 + ".") for at in range(8)]
     best = sentences[4]
-    added = around(best, sentences, [best], dataclasses.replace(ON, passage_chars=350))
+    short = dataclasses.replace(ON, passage_chars=350)
+    added = around(best, sentences, [best], short, _each_closer)
     assert [c.position for c in added] == [5, 3]  # 3 x 101 characters fit in 350; after comes first
     # a sentence already picked counts toward the length and is not repeated
-    assert around(best, sentences, [best, sentences[5]], dataclasses.replace(ON, passage_chars=350)) == [sentences[6]]
+    assert around(best, sentences, [best, sentences[5]], short, _each_closer) == [sentences[6]]
+
+
+def test_a_neighbour_that_moves_the_passage_away_from_the_question_stays_out():
+    sentences = [_candidate(1.0, at, f"Sentence {at} of the passage.") for at in range(5)]
+    best = sentences[2]
+
+    def closeness(texts):  # each sentence brings the passage closer, but sentence 3 moves it away
+        return [0.1 * text.count(".") - (1.0 if "Sentence 3" in text else 0.0) for text in texts]
+
+    assert [c.position for c in around(best, sentences, [best], ON, closeness)] == [1, 0]
+    assert around(best, sentences, [best], ON, None) == []  # no embedding model: no measure, no passage
+    as_close = around(best, sentences, [best], ON, lambda texts: [0.5] * len(texts))
+    assert as_close == []  # a neighbour must bring the passage closer, not leave it as close
 
 
 def test_an_example_and_another_chunk_stay_out_of_the_passage():
     best = _candidate(1.0, 2)
     others = [_candidate(1.0, 1, "For example: a trip to Denver on leave."), best, _candidate(1.0, 3, rank=1)]
-    assert around(best, others, [best], ON) == []
+    assert around(best, others, [best], ON, _each_closer) == []
 
 
-def test_only_a_close_runner_up_shows_the_passage():
+def test_only_a_close_runner_up_shows_the_passage_when_a_margin_is_set():
     clear, close = [_candidate(2.0, 0), _candidate(1.0, 5)], [_candidate(2.0, 0), _candidate(1.9, 5)]
-    assert not unclear(clear, ON) and unclear(close, ON)
+    assert not unclear(clear, CLOSE_RUNNER_UP) and unclear(close, CLOSE_RUNNER_UP)
+    assert unclear(clear, ON)  # margin 0: always
     assert not unclear(close, OFF)  # the view is off
+
+
+def test_a_list_s_other_items_stay_out_of_the_answer(engine):
+    """The office page lists meeting rooms, phone booths and Wi-Fi as items of one list. Asked for
+    the Wi-Fi network, the answer is the Wi-Fi item; the rooms and booths beside it are siblings,
+    which the passage view without its closeness gate showed in front of it."""
+    answer = engine.run("What's the name of the staff wifi network in the office?")["final_output"]["answer"]
+    assert "Orrinfold-Staff" in answer and "Meeting rooms" not in answer and "Phone booths" not in answer, answer
+
+
+def test_the_section_s_next_rule_stays_out_of_the_answer(engine):
+    """Asked how many sick days there are, the answer is the allowance and what they cover; the
+    doctor's-note rule and the disability insurance that follow in the section are another topic."""
+    answer = engine.run("how many paid sick days do I have?")["final_output"]["answer"]
+    assert "10 paid sick days" in answer and "doctor" not in answer and "disability" not in answer, answer

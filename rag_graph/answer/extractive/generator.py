@@ -56,7 +56,7 @@ class ExtractiveGenerator:
         picked = pick(pool, found, weights, self.tuning, others=not parts,
                       asked=set(terms(asker)), procedure=bool(ASKS_PROCEDURE.search(asker)))
         if not parts and unclear(pool, self.tuning):  # the passage comes right after the best, ahead of the others
-            picked[1:1] = around(picked[0], found, picked, self.tuning)
+            picked[1:1] = around(picked[0], found, picked, self.tuning, self._closeness(question))
         # The part the picked sentences answer least goes first: with room for one more sentence,
         # the turnstiles of "…fingerprinted for my badge, and where do I get it working on the
         # turnstiles?" need it more than a second sentence on fingerprints.
@@ -69,6 +69,13 @@ class ExtractiveGenerator:
             if answer is not None:
                 picked.append(answer)
         return compose(picked, context, parts, self.tuning, self._parts_answered)
+
+    def _closeness(self, question: Question):
+        """Each text's cosine to the question, by the embedding model (None without one)."""
+        if self.embedder is None:
+            return None
+        asked = self.embedder.encode_query(question.text)
+        return lambda texts: (self.embedder.encode_passages(texts) @ asked).tolist()
 
     def scored_pool(self, question: Question, found: list[Candidate],
                     context: list[dict]) -> tuple[list[Candidate], list[float], list[float]]:
