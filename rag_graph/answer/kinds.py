@@ -74,7 +74,15 @@ def names_someone(sentence: str, gazetteer: Gazetteer, asked: set[str]) -> bool:
                for m in gazetteer.mentions(link_labels(sentence)))
 
 
+# "How many days a week can I work from home?" asks how much the rule allows: the answer is the
+# bound ("up to 3 days a week"), not any sentence with a count in it ("…who works remotely at
+# least one day a week can claim a stipend").
+_ASKS_ALLOWED = re.compile(r"\bhow (?:many|much|long)\b[^?]{0,40}?\b(?:can|may|could)\s+(?:I|we|you|employees|staff|people)\b", re.I)
+
+
 def wanted_answer(question: str) -> list[re.Pattern]:
     """The pattern of the kind of answer a question asks for (a name, a date, a number), if any."""
     kind = asks_for(question)
+    if kind in ("duration", "amount") and _ASKS_ALLOWED.search(question):
+        return [HOLDS["most"]]
     return [HOLDS[kind]] if kind else []

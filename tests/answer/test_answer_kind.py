@@ -200,3 +200,16 @@ def test_a_question_for_the_most_is_answered_with_the_bound():
     assert "maximum of 80 hours" in answer, answer
     answer = compose("can I get time off instead of cash for special act awards?", [award])["answer"]
     assert "maximum of 80 hours" not in answer, answer
+
+
+def test_how_many_the_rule_allows_is_answered_with_the_bound(engine):
+    """"How many days a week can I work from home?" ranked the remote-work section first but was
+    answered with the home-office stipend ("…who works remotely at least one day a week can claim
+    a stipend"): "home" matched, and both sentences hold a count of days. Asked what the rule
+    allows, the answer is the bound it sets."""
+    wanted = wanted_answer("How many days a week can I work from home?")
+    assert holds_answer("Employees may work remotely up to 3 days a week with manager approval.", wanted)
+    assert not holds_answer("Every employee who works remotely at least one day a week can claim a stipend.", wanted)
+    assert wanted_answer("how many vacation days do we get each year?") != wanted  # no "can I": any count
+    answer = engine.run("How many days a week can I work from home?")["final_output"]["answer"]
+    assert answer.startswith("Employees may work remotely up to 3 days a week with manager approval."), answer
