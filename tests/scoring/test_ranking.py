@@ -251,7 +251,9 @@ def test_an_acronym_is_held_by_the_words_it_stands_for_in_lower_case_too(embedde
                  "plans during the first year. Your manager will let you know early if it is not working out.",
                  title="Making a Career", section="Your First Year", similarity=0.6)
     answer = compose("could I be put on a PIP in my first year?", [advice, rule], embedder)["answer"]
-    assert answer.startswith("We don't do full-scale performance improvement plans during the first year.")
+    # the rule answers, with the passage it stands in (the passage view), and the advice does not
+    assert "We don't do full-scale performance improvement plans during the first year." in answer, answer
+    assert "put in your best effort" not in answer, answer
 
 
 def test_a_fare_is_not_far_and_care_is_not_a_car():
