@@ -102,7 +102,9 @@ def limit_links(text: str, allowed_urls: list[str], trusted: tuple[str, ...] = (
     hosts = {urlparse(url).netloc.lower() for url in allowed_urls if url}
 
     def shown(url: str) -> bool:
-        parsed = urlparse(url if re.match(r"(?i)[a-z][a-z0-9+.-]*:|//", url) else "//" + url)
+        # A scheme here has no dot: "master.example.org:~team/key" is a host and a path (scp's
+        # form), read by its host like a bare address, never as the scheme "master.example.org".
+        parsed = urlparse(url if re.match(r"(?i)[a-z][a-z0-9+-]*:|//", url) else "//" + url)
         host = (parsed.hostname or "").lower()
         return parsed.netloc.lower() in hosts or any(host == name or host.endswith("." + name) for name in trusted)
     text = link_labels(text)

@@ -136,3 +136,15 @@ def test_links_in_any_shape_are_recognised():
     cleaned = limit_links(text, [], ("acme.com",))
     assert "evil" not in cleaned and cleaned.count("[link removed]") == 6, cleaned
     assert "hr@acme.com" in cleaned and "setup.py" in cleaned and "README.md" in cleaned and "Node.js" in cleaned
+
+
+def test_a_host_and_path_written_scp_style_is_read_by_its_host():
+    """"The key is at master.example.org:~team/irc-password" stays when the host is trusted and
+    goes when it is not (it was read as the URL scheme "master.example.org" and always removed)."""
+    from rag_graph.answer.redact import limit_links
+
+    text = "The key is at master.example.org:~team/irc-password, see also files.evil.io:~x/leak."
+    cleaned = limit_links(text, [], ("example.org",))
+    assert "master.example.org:~team/irc-password" in cleaned, cleaned
+    assert "evil" not in cleaned and cleaned.count("[link removed]") == 1, cleaned
+    assert "master.example.org" not in limit_links(text, [], ()), "an untrusted host still hides"
