@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from dotenv import find_dotenv, load_dotenv
 from pydantic import (AfterValidator, AnyHttpUrl, BeforeValidator, Field, TypeAdapter, ValidationError, ValidationInfo,
                       field_validator, model_validator)
+from pathspec import GitIgnoreSpec
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEFAULT_DB = ".citebot/lancedb"
@@ -64,6 +65,17 @@ def _host_names(value: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(host.lower() for host in value)
 
 
+def _gitignore_patterns(value: tuple[str, ...]) -> tuple[str, ...]:
+    # CITEBOT_EXCLUDE (retrieval/ingest/reading.py): each one a line of a .gitignore.
+    for pattern in value:
+        try:
+            GitIgnoreSpec.from_lines([pattern])
+        except ValueError:
+            raise ValueError(f"has {pattern!r}, which is not a gitignore-style pattern "
+                             "(patterns separated by commas, like _sources/,genindex.html)") from None
+    return value
+
+
 def _json_object(value: Any) -> Any:
     if isinstance(value, str):
         try:
@@ -97,6 +109,7 @@ def _folder(value: Path) -> Path:
 
 
 CommaList = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_comma_list)]
+ExcludePatterns = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_comma_list), AfterValidator(_gitignore_patterns)]
 HostNames = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_comma_list), AfterValidator(_host_names)]
 HttpUrl = Annotated[str, AfterValidator(_http_url)]
 LinkTemplate = Annotated[str, AfterValidator(_link_template)]
@@ -152,6 +165,8 @@ class Settings(BaseSettings):
     access_path: Path | None = env("CITEBOT_ACCESS", None)  # who may see what (bot/access.py)
     # A folder's .citebot.yml `audience:` is inherited by its documents without one (retrieval/authoring.py).
     strict_audience: bool = env("CITEBOT_STRICT_AUDIENCE", False)
+    # Files of the corpus folder left out of the index: gitignore-style patterns, comma-separated.
+    exclude: ExcludePatterns = env("CITEBOT_EXCLUDE", ())
     gaps_path: Path | None = env("CITEBOT_GAPS", None)  # unanswered questions, bad votes
     gap_retention_days: int = env("CITEBOT_GAP_RETENTION_DAYS", 90, ge=1)
     gaps_show_dms: bool = env("CITEBOT_GAPS_SHOW_DMS", False)  # the gap report quotes DM questions too

@@ -18,6 +18,7 @@ from .errors import IndexNotReady, RefreshError, RefreshInProgress
 from .retrieval import published
 from .retrieval.checked_embedder import EmbeddingError
 from .retrieval.embeddings import Embedder
+from .retrieval.reading import Reading
 from .retrieval.scope import Scope
 from .tuning import DEFAULT, Tuning
 
@@ -49,6 +50,11 @@ def check_sources(settings: Settings) -> None:
     from .retrieval.sources import load_sources
 
     load_sources(settings)
+
+
+def _reading(settings: Settings) -> Reading:
+    """Which files of the corpus folder are read (CITEBOT_EXCLUDE) and how (CITEBOT_STRICT_AUDIENCE)."""
+    return Reading(settings.strict_audience, settings.exclude)
 
 
 def _copy_folders(settings: Settings) -> None:
@@ -101,14 +107,14 @@ class Engine:
         loading the model; None when the index must be refreshed."""
         _copy_folders(settings)
         return published.unchanged(settings.db, settings.documents, Embedder(settings.embedding_model).model_name,
-                                   settings.strict_audience)
+                                   _reading(settings))
 
     @classmethod
     def index_corpus(cls, settings: Settings) -> RefreshStats:
         """`citebot index`: re-index the corpus folder and publish the new version, which the
         serving replicas follow (atomic; raises RefreshError and the old version keeps serving)."""
         _copy_folders(settings)
-        return cls._open_index(settings).refresh(settings.documents, settings.strict_audience)
+        return cls._open_index(settings).refresh(settings.documents, _reading(settings))
 
     @classmethod
     def roll_back(cls, settings: Settings) -> int:
@@ -129,7 +135,7 @@ class Engine:
         """Re-index the documents as they are on disk: CITEBOT_CORPUS, or the sources' mirror
         (atomic; raises RefreshError and keeps serving on failure)."""
         _copy_folders(self.settings)
-        return self.index.refresh(self.settings.documents, self.settings.strict_audience)
+        return self.index.refresh(self.settings.documents, _reading(self.settings))
 
     def sync(self, only: str | None = None) -> SyncReport:
         """Fetch what changed in each source (CITEBOT_SOURCES), then refresh the index in the same

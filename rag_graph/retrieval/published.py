@@ -18,6 +18,8 @@ import json
 import logging
 from pathlib import Path
 
+from .reading import Reading
+
 log = logging.getLogger(__name__)
 
 STAMP = "published.json"
@@ -28,24 +30,25 @@ def _folder(uri: str) -> Path | None:
     return None if "://" in str(uri) else Path(uri)
 
 
-def fingerprint(corpus_dir: str | Path, model_name: str, strict_audience: bool = False) -> str:
-    # CITEBOT_STRICT_AUDIENCE changes who may read documents: flipping it must rebuild.
-    digest = hashlib.sha256(model_name.encode() + (b"\0strict-audience" if strict_audience else b""))
+def fingerprint(corpus_dir: str | Path, model_name: str, reading: Reading = Reading()) -> str:
+    # The files read (a file CITEBOT_EXCLUDE leaves out changes nothing when it changes), and
+    # CITEBOT_STRICT_AUDIENCE, which changes who may read them: changing either must rebuild.
+    digest = hashlib.sha256(model_name.encode() + reading.stamp())
     for source in sorted(_CODE.rglob("*.py")):
         digest.update(source.read_bytes())
     root = Path(corpus_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"corpus folder not found: {root}")
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+    for path in reading.files(root)[0]:
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
-def unchanged(uri: str, corpus_dir: str | Path, model_name: str, strict_audience: bool = False) -> dict | None:
+def unchanged(uri: str, corpus_dir: str | Path, model_name: str, reading: Reading = Reading()) -> dict | None:
     """The figures of the last refresh when nothing it was built from has changed since."""
     stamp = read(uri)
     try:
-        return stamp if stamp and stamp.get("fingerprint") == fingerprint(corpus_dir, model_name, strict_audience) else None
+        return stamp if stamp and stamp.get("fingerprint") == fingerprint(corpus_dir, model_name, reading) else None
     except OSError:  # a missing corpus: the full path says so properly
         return None
 

@@ -31,6 +31,7 @@ from .progress import Progress
 from .entities import EXTRACTOR_VERSION, extract
 from .entities import rows as entity_rows
 from .ingest import Chunk, Corpus, load_corpus
+from .reading import Reading
 
 log = logging.getLogger(__name__)
 
@@ -107,13 +108,13 @@ class Refreshing:
     """The writing side of `Index` (which sets what these methods use: the database `_db`, the
     vector `store`, the `embedder`, `_refresh_lock`, and reads the serving version)."""
 
-    def refresh(self, corpus_dir: str | Path, strict_audience: bool = False) -> RefreshStats:
+    def refresh(self, corpus_dir: str | Path, reading: Reading = Reading()) -> RefreshStats:
         """Bring the table in line with the corpus folder. Raises RefreshError and keeps the
         previous version serving when anything goes wrong; RefreshInProgress when one already runs."""
         if not self._refresh_lock.acquire(blocking=False):
             raise RefreshInProgress("a reload is already running")
         try:
-            return self._refresh(Path(corpus_dir), strict_audience)
+            return self._refresh(Path(corpus_dir), reading)
         finally:
             self._refresh_lock.release()
 
@@ -123,11 +124,11 @@ class Refreshing:
             return f"; the previous index keeps serving (version {self.version})"
         return "; there is no index yet, so nothing can be answered until a refresh succeeds"
 
-    def _refresh(self, corpus_dir: Path, strict_audience: bool = False) -> RefreshStats:
+    def _refresh(self, corpus_dir: Path, reading: Reading) -> RefreshStats:
         started = time.perf_counter()
         try:
-            built_from = published.fingerprint(corpus_dir, self.embedder.model_name, strict_audience)  # before reading
-            corpus = load_corpus(corpus_dir, strict_audience=strict_audience)
+            built_from = published.fingerprint(corpus_dir, self.embedder.model_name, reading)  # before reading
+            corpus = load_corpus(corpus_dir, reading)
         except FileNotFoundError as error:
             raise RefreshError(f"{error}{self._what_serves()}") from None
         if not corpus.chunks:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import re
-from fnmatch import fnmatch
 from pathlib import Path
 
 from ...language.markdown import MD_LINK
@@ -15,12 +14,13 @@ from .chunking import HEADING, chunk_document, drop_internal_sections, plain_tex
 from .dialects import inline_text, render_shortcodes, resolve_reference_links, without_jsx
 from .documents import Corpus, Document
 from .front_matter import ACCESS_FIELDS, PUBLIC_FIELDS, FrontMatterError, date_text, read_front_matter
+from ..reading import Reading
 
 log = logging.getLogger(__name__)
 
 
 # README.md / SOURCE.md describe a folder of documents rather than being one of them.
-DEFAULT_EXCLUDE = ("README.md", "SOURCE.md")
+FOLDER_NOTES = ("README.md", "SOURCE.md")
 
 
 _DOCUMENT_SUFFIX = re.compile("(" + "|".join(re.escape(suffix) for suffix in SUFFIXES) + ")$", re.I)
@@ -29,20 +29,22 @@ _DOCUMENT_SUFFIX = re.compile("(" + "|".join(re.escape(suffix) for suffix in SUF
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 
 
-def load_corpus(root: Path | str, exclude: tuple[str, ...] = DEFAULT_EXCLUDE, strict_audience: bool = False) -> Corpus:
+def load_corpus(root: Path | str, reading: Reading = Reading()) -> Corpus:
     """Every document below root (see loaders.SUFFIXES), in a stable order, but for hidden files,
-    sidecars and files matching an `exclude` pattern. A bad file is skipped with a warning naming
-    it; the rest is still loaded. Files of other types are counted and named once per type.
-    `strict_audience` (CITEBOT_STRICT_AUDIENCE): a restricted folder's documents inherit its audience."""
+    sidecars, a folder's README.md / SOURCE.md and the files CITEBOT_EXCLUDE leaves out (`reading`,
+    which also says whether a restricted folder's documents inherit its audience). A bad file is
+    skipped with a warning naming it; the rest is still loaded. Files of other types are counted
+    and named once per type, and so are the files left out, so the admin sees what a pattern caught."""
     root = Path(root)
     if not root.is_dir():
         raise FileNotFoundError(f"corpus folder not found: {root}")
     documents, skipped, formats, unsupported = [], [], {}, {}
     folders = FolderAudiences(root)
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+    paths, left_out = reading.files(root)
+    for path in paths:
         relative = path.relative_to(root).as_posix()
         if (any(part.startswith(".") for part in path.relative_to(root).parts) or is_sidecar(path)
-                or any(fnmatch(relative, pattern) or fnmatch(path.name, pattern) for pattern in exclude)):
+                or path.name in FOLDER_NOTES):
             continue
         suffix = path.suffix.lower() or "(none)"
         counts = formats.setdefault(suffix, {"read": 0, "skipped": 0})
@@ -52,7 +54,8 @@ def load_corpus(root: Path | str, exclude: tuple[str, ...] = DEFAULT_EXCLUDE, st
             continue
         try:
             sidecar = sidecar_of(path) if suffix in MARKDOWN_SUFFIXES else {}  # other formats read theirs
-            document = parse_document(read_markdown(path), relative, sidecar, folders.of(relative), strict_audience)
+            document = parse_document(read_markdown(path), relative, sidecar, folders.of(relative),
+                                      reading.strict_audience)
             documents.append(document)
             skipped += [f"{relative}: {warning}" for warning in document.warnings]
             counts["read"] += 1
@@ -62,6 +65,9 @@ def load_corpus(root: Path | str, exclude: tuple[str, ...] = DEFAULT_EXCLUDE, st
     for suffix, paths in unsupported.items():
         skipped.append(f"skipped {len(paths)} {suffix} file(s) ({', '.join(paths[:3])}"
                        f"{', …' if len(paths) > 3 else ''}): not a supported format ({' '.join(SUFFIXES)})")
+    if left_out:
+        skipped.append(f"left out {len(left_out)} file(s) matching CITEBOT_EXCLUDE ({', '.join(left_out[:3])}"
+                       f"{', …' if len(left_out) > 3 else ''})")
     for message in skipped:
         log.warning(message)
     _resolve_references(documents)
