@@ -2,7 +2,7 @@
 
 The sets and where their corpora live (the public handbooks sit beside the repository in
 `../shared/corpora`; Node.js, npm and undici docs come with Debian's `nodejs` package, the Developer's
-Reference with `developers-reference`). A set whose corpus is missing on this machine is skipped with
+Reference with `developers-reference`, the Administrator's Handbook with `debian-handbook`). A set whose corpus is missing on this machine is skipped with
 a line saying so. Reports go to `--out`
 (one `<set>.json` each) and indexes to `--db` (one table per corpus, reused between runs).
 Compare two runs with `python -m rag_graph.tools.compare_reports OLD_DIR NEW_DIR`.
@@ -26,6 +26,7 @@ CORPORA = {
     "npm": Path("/usr/lib/node_modules/npm/docs/content"),
     "undici": Path("/usr/lib/node_modules/npm/node_modules/undici/docs/docs"),
     "devref": Path("/usr/share/developers-reference"),
+    "admin-handbook": Path("/usr/share/doc/debian-handbook/html/en-US"),
 }
 SETS = {  # question set -> corpus
     "corpus": "bundled",
@@ -46,23 +47,26 @@ SETS = {  # question set -> corpus
 }
 # Sets kept aside: measured here, never labeled or fitted on (tools.labels, tune and loco read SETS
 # only), so they keep saying how the bot does on documents nobody tuned it for.
-ASIDE = {"debian-devref": "devref"}
-# Not the manual's chapters: the whole book again as one page, its table of contents, its search form.
-# (The package also ships it as PDF and its sources as .txt; only the chapter pages are copied.)
-NOT_CHAPTERS = ("developers-reference.html", "index.html", "search.html")
+ASIDE = {"debian-devref": "devref", "debian-handbook": "admin-handbook"}
+# Docs sites read from their HTML pages only, without the pages that are not text of their own.
+# The Developer's Reference: not the whole book again as one page, its table of contents, its search
+# form (the package also ships it as PDF and its sources as .txt). The Administrator's Handbook
+# (one page per section): not index.html, the whole book's table of contents.
+NOT_PAGES = {"devref": ("developers-reference.html", "index.html", "search.html"),
+             "admin-handbook": ("index.html",)}
 
 
 def corpus_folder(corpus: str, db: Path) -> Path:
-    """The folder a corpus is read from: its place on this machine, but for the Developer's
-    Reference, whose chapter pages (the site as debian.org publishes it) are copied beside the
-    indexes, away from the other copies of the same text the package installs."""
+    """The folder a corpus is read from: its place on this machine, but for a docs site installed
+    with its other renderings, whose pages (the site as debian.org publishes it) are copied beside
+    the indexes, away from the other copies of the same text, the images and style sheets."""
     folder = CORPORA[corpus]
-    if corpus != "devref" or not folder.is_dir():
+    if corpus not in NOT_PAGES or not folder.is_dir():
         return folder
-    pages = db / "devref-pages"
+    pages = db / f"{corpus}-pages"
     pages.mkdir(parents=True, exist_ok=True)
     for page in folder.glob("*.html"):
-        if page.name not in NOT_CHAPTERS:
+        if page.name not in NOT_PAGES[corpus]:
             shutil.copy2(page, pages / page.name)
     return pages
 
