@@ -128,3 +128,19 @@ def test_only_the_plain_mean_pooling_pipeline_is_exported(modules):
 
     model = [type(name, (Module,), {})() for name in modules]
     assert _plain_pipeline(model) == (modules == ["Transformer", "Pooling"])
+
+
+def test_a_call_on_two_threads_gives_the_vectors_of_one_thread_bit_for_bit(embedder, monkeypatch):
+    """A question's model calls use a second core: ONNX Runtime divides the work between the
+    threads without splitting a sum, so no vector, hence no ranking or answer, depends on it."""
+    from rag_graph.retrieval import onnx_encoder
+
+    embedder.encode(TEXTS[:1])
+    assert embedder._onnx.session.get_session_options().intra_op_num_threads == min(os.cpu_count(), 2)
+    monkeypatch.setattr(onnx_encoder, "INTRA_OP_THREADS", 1)
+    one_thread = OnnxEncoder.cached(embedder.model_name)
+    assert one_thread.session.get_session_options().intra_op_num_threads == 1
+    for texts in (TEXTS, TEXTS[:1], TEXTS[2:3]):
+        assert np.array_equal(one_thread.encode(texts, 64), embedder._onnx.encode(texts, 64))
+        assert all(np.array_equal(a, b) for a, b in zip(one_thread.token_vectors(texts, 64),
+                                                         embedder._onnx.token_vectors(texts, 64)))
