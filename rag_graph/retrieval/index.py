@@ -251,7 +251,8 @@ class Index(Refreshing):
     def warm_up(self, scope: Scope, terms: bool = True) -> None:
         """Read or build now what the first question in `scope` would: the term counts, the
         gazetteer, for a scope that leaves rows out its own full-text index, the rows in memory
-        and (unless `terms` is False: a process asking one question) every chunk's terms."""
+        and (unless `terms` is False: a process asking one question) every chunk's terms and
+        the stored vectors (vector_store.py)."""
         where = self.where(scope)
         self.vocabulary(where)
         self.entities(where)
@@ -260,6 +261,8 @@ class Index(Refreshing):
         rows = self._checked_out.resident.rows()
         if rows is not None and terms:
             rows.warm_terms()
+        if terms:  # many questions follow: the stored vectors they look up are read once
+            self.store.hold()
 
     @staticmethod
     def _result(row: dict, query_vector, mode: str) -> dict:
