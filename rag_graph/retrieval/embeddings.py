@@ -65,9 +65,10 @@ def _load_model(name: str):
     from .onnx_encoder import OnnxEncoder
 
     # A question encodes a few short texts, and a bot answers several questions at once on its
-    # own threads: one thread each. Two intra-op threads per tiny call fight every other
-    # thread for the cores (measured: 1 query 23-36 ms on one thread, 300-660 ms on two while
-    # another process computes). Index builds use every core for their big batches (`all_cores`).
+    # own threads: torch gets one thread each, since its intra-op threads spin and fight every
+    # other thread for the cores (measured: 1 query 23-36 ms on one thread, 300-660 ms on two
+    # while another process computes); ONNX Runtime's second thread sleeps instead (see
+    # onnx_encoder._session). Index builds use every core for their big batches (`all_cores`).
     # The same for numpy's BLAS: late interaction multiplies a question's token vectors with ten
     # chunks' (small matrices), and OpenBLAS's threads spin after each call, taking the other core
     # from the rest of the question (measured on 18F: 74 ms a question with them, 62 without).
@@ -87,8 +88,8 @@ def _load_model(name: str):
 _build_lock = threading.Lock()
 _workers = 1  # batches encoded at once: every core inside `all_cores`, else one
 # A question-time call with this many texts (the synonym check's 10-30 single words, about 1 ms
-# each on one thread) is split into one batch per core: ONNX Runtime runs them side by side on
-# one thread each, so nothing spins, and a busy machine only queues them.
+# each on one thread) is split into one batch per core: ONNX Runtime runs them side by side,
+# nothing spins, and a busy machine only queues them.
 SPLIT_AT = 8
 
 
