@@ -177,3 +177,15 @@ def test_the_real_model_ranks_the_candidates_or_the_usual_order_stays(engine, mo
     assert "BadRequest" not in reason and "NotFound" not in reason and "UnprocessableEntity" not in reason, reason
     if reason:
         assert order == usual and (out["status"] != "answered" or any("reranker was unavailable" in n for n in out["notes"]))
+
+
+def test_the_grounding_judge_reads_the_real_models_yes_and_no(model_server):
+    """rag_graph/tools/grounding_judge.py measures a chat model as a support judge by the log
+    probabilities of "yes" and "no" as its first word: the server must return both (a margin
+    taken against the floor would be a figure about nothing)."""
+    from rag_graph.tools.grounding_judge import FLOOR, ask
+
+    margin, reply = ask(model_server, "Staff can work from home for up to three days each week.",
+                        ["Employees may work remotely up to three days per week with their manager's approval."])
+    assert reply.strip().lower().startswith(("yes", "no")), reply
+    assert abs(margin) < -FLOOR / 2, margin
