@@ -199,3 +199,20 @@ def test_a_function_word_of_the_question_is_no_missing_subject(embedder):
     assert out["final_output"]["status"] == "insufficient_context"
     gap = out["final_output"]["knowledge_gap"]
     assert "sauna" in gap and "whether" not in gap
+
+
+def test_a_value_asked_for_a_named_case_is_answered_by_the_rule_for_every_case(engine):
+    """"Chicago" is in no document, yet the hotel section gives the nightly cap for every city:
+    the question asks for a value (the most one may spend) and the evidence gives one. It was
+    declined with "Nothing in the knowledge base covers “Chicago”"."""
+    out = engine.ask("What's the most I can spend on a hotel per night for a trip to Chicago?")
+    assert out["status"] == "answered" and "$250" in out["answer"], out
+
+
+def test_a_value_asked_for_people_the_documents_do_not_cover_is_still_declined(engine):
+    """The same question for contractors: the hotel section states employees' cap, which is no
+    answer for them. Only a name or a number the asker writes is a case of the general rule."""
+    for question in ("How much can contractors spend on a hotel per night?", "how many vacation days do interns get?"):
+        out = engine.ask(question)
+        assert out["status"] == "insufficient_context", (question, out["answer"])
+    assert "contractors" in engine.ask("How much can contractors spend on a hotel per night?")["knowledge_gap"]

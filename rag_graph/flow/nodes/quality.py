@@ -12,6 +12,7 @@ from ..reads import is_outdated, text_key
 from ..state import State
 from ...language.words import term_set, terms_held, weighted_coverage
 from ...language.markdown import sentences
+from ...answer.kinds import holds_answer, wanted_answer
 from ...scoring.missing import foreign_terms, subject_weights, uncovered_terms
 from ...language.amounts import values
 from ...scoring import deployment
@@ -133,10 +134,35 @@ def assess_context_quality(state: State, runtime: Runtime[Deps]) -> dict:
         missing = uncovered_terms(state["normalized_query"], judged[: tuning.judged_chunks], vocabulary, tuning)
         return {"context_quality": "weak", "knowledge_gap": describe_gap(state, missing, tuning)}
     missing = foreign_terms(state["normalized_query"], searched, judged[: tuning.judged_chunks], vocabulary, embedder, tuning)
+    # "What's the most I can spend on a hotel per night for a trip to Chicago?": no document
+    # names Chicago, but the hotel section gives the nightly cap for every city.
+    if missing and all(names_a_case(word, state["normalized_query"]) for word in missing) and any(
+            gives_asked_value(state["normalized_query"], chunk) for chunk in judged[: tuning.judged_chunks]):
+        missing = []
     if missing:
         return {"context_quality": "weak", "knowledge_gap": describe_gap(state, missing, tuning)}
     quality = "contradictory" if state.get("contradictions") else "sufficient"
     return {"context_quality": quality, "knowledge_gap": None}
+
+
+def gives_asked_value(question: str, chunk: dict) -> bool:
+    """The question asks for a value (a date, a span, a bound, an amount, someone) and a sentence
+    of the chunk gives one of that kind. A yes/no question asks for none."""
+    wanted = wanted_answer(question)
+    return bool(wanted) and any(holds_answer(sentence, wanted) for sentence in sentences(chunk.get("body") or chunk["text"]))
+
+
+def names_a_case(word: str, question: str) -> bool:
+    """The word names the asker's particular case, a name written with a capital inside the
+    question ("a trip to Chicago") or a number ("a $3,000 conference"): the documents state the
+    rule for every case, and when they give the value asked for, it answers this one. A word for
+    whom or what the rule is for ("contractors", "interns") names no case: "How much can
+    contractors spend on a hotel per night?" is still declined by a section on employees'
+    hotels."""
+    if any(ch.isdigit() for ch in word):
+        return True
+    written = re.search(rf"(?<=\w[^\w.?!]){re.escape(word)}\b", question, re.I)
+    return bool(written) and written[0][0].isupper() and not written[0].isupper()
 
 
 # A name from code (snake_case, SCREAMING_CASE, camelCase) or anything in backticks: written
