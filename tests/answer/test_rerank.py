@@ -73,7 +73,9 @@ def test_a_cross_encoder_reorders_the_evidence_and_the_answer_follows(engine, cr
     assert [c["chunk_id"] for c in before["citations"]] == [BEST]
     assert state["ranked_chunks"][0]["chunk_id"] == PREFERRED
     assert "::remote-work::" not in " ".join(c["chunk_id"] for c in state["context"])
-    assert output["status"] == "answered" and [c["chunk_id"] for c in output["citations"]] == [PREFERRED], output
+    # the preferred chunk leads the answer (another chunk that scores almost as well may follow it:
+    # tests/answer/test_runner_up.py)
+    assert output["status"] == "answered" and output["citations"][0]["chunk_id"] == PREFERRED, output
     assert "home office stipend" in output["answer"] and not output["notes"]
 
 

@@ -1,7 +1,9 @@
 """The extractive writer: which sentences go together (lead-ins, steps, neighbours, headings) and
 which are never an answer (rag_graph/answer/extractive/)."""
+import dataclasses
 
 from rag_graph.answer.extractive import ExtractiveGenerator
+from rag_graph.tuning import DEFAULT
 from flow_fakes import FakeRetriever, chunk, compose, overtime, run  # noqa: F401 (fixtures too)
 
 
@@ -265,7 +267,9 @@ def test_a_sentence_of_the_same_passage_that_answers_as_well_as_the_best_is_show
     ("…a maximum bank of 27 days") and its neighbours, while "37signals offers 20 days of vacation…",
     a sentence of the same passage that scored within 4% of it, was left out. When the score cannot
     tell two sentences of one passage apart, both are shown; a sentence of another passage still
-    has to add something of its own."""
+    has to add something of its own (or score almost as well as the best: tests/answer/test_runner_up.py,
+    off here)."""
+    one_chunk = dataclasses.replace(DEFAULT, runner_up_share=2.0)
     rules = ("Your vacation days roll over each year, up to a bank of 27 days. Track your time off in BambooHR. "
              "Unused holidays are not paid out.")
     pto = chunk("benefits::paid-time-off::0", f"{rules} Everyone gets 20 vacation days each year.",
@@ -273,11 +277,11 @@ def test_a_sentence_of_the_same_passage_that_answers_as_well_as_the_best_is_show
     contractors = chunk("contractors::time-off::0", "Contractors get 20 vacation days each year too.",
                         title="Contractors", section="Time off", relevance=0.7)
     question = "how many vacation days do we get each year?"
-    answer = compose(question, [pto, contractors])["answer"]
+    answer = compose(question, [pto, contractors], tuning=one_chunk)["answer"]
     assert answer == ("Your vacation days roll over each year, up to a bank of 27 days. "
                       "Everyone gets 20 vacation days each year."), answer
     pto = chunk("benefits::paid-time-off::0", rules, title="Benefits", section="Paid time off", relevance=0.7)
-    answer = compose(question, [pto, contractors])["answer"]
+    answer = compose(question, [pto, contractors], tuning=one_chunk)["answer"]
     assert answer == "Your vacation days roll over each year, up to a bank of 27 days.", answer
 
 

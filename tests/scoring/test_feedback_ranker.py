@@ -4,6 +4,7 @@ the fit validated on the newest votes and on the eval labels, written into the d
 state folder only when it wins, read by the flow, and gone when the file is deleted."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from pathlib import Path
@@ -24,6 +25,7 @@ from rag_graph.engine import Engine
 from rag_graph.scoring import deployment
 from rag_graph.tools import labels, tune, tune_feedback
 from rag_graph.tools.evaluation import load_cases
+from rag_graph.tuning import DEFAULT
 from conftest import BUNDLED_CORPUS, ROOT
 
 QUESTIONS = Path(__file__).parent.parent / "fixtures" / "deployment-votes.jsonl"
@@ -54,7 +56,10 @@ def deployment_(engine, tmp_path_factory):
     one that answers, 👎 "wrong" when not), in the order they were asked."""
     root = tmp_path_factory.mktemp("deployment")
     state, folder = root / "state", root / "labels"
-    own = Engine(Settings(corpus=BUNDLED_CORPUS, db=engine.settings.db, state_dir=state))
+    # The ranker is measured by the chunk the answer cites first: without the writer's runner-up
+    # (answer/extractive/runner_up.py), which quotes a second chunk and may cite it first.
+    one_chunk = dataclasses.replace(DEFAULT, runner_up_share=2.0)
+    own = Engine(Settings(corpus=BUNDLED_CORPUS, db=engine.settings.db, state_dir=state), tuning=one_chunk)
     own.warm_up()
     measuring = Engine(own.settings.model_copy(update={"top_k": labels.HEAD}))
     vocabulary = measuring.index.vocabulary()

@@ -23,6 +23,7 @@ from ..passages import Candidate
 from .candidates import candidates
 from .compose import compose
 from .pick import pick
+from .runner_up import runner_up
 
 
 class ExtractiveGenerator:
@@ -57,6 +58,10 @@ class ExtractiveGenerator:
                       asked=set(terms(asker)), procedure=bool(ASKS_PROCEDURE.search(asker)))
         if not parts and unclear(pool, self.tuning):  # the passage comes right after the best, ahead of the others
             picked[1:1] = around(picked[0], found, picked, self.tuning, self._closeness(question))
+        if not parts:
+            other = runner_up(pool, picked, found, set(weights), self.tuning)
+            if other is not None:
+                picked.append(other)
         # The part the picked sentences answer least goes first: with room for one more sentence,
         # the turnstiles of "…fingerprinted for my badge, and where do I get it working on the
         # turnstiles?" need it more than a second sentence on fingerprints.
