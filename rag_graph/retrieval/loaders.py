@@ -277,12 +277,17 @@ def _html(data: bytes) -> tuple[dict, str]:
         if re.fullmatch(r"\s*internal\b[^>]*", comment, re.I):
             comment.replace_with(NavigableString(INTERNAL))
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    # The page's own address, as docs generators, CMSs and saved pages write it: its citations
+    # link there without CITEBOT_SOURCE_URL. Only an absolute http(s) address (a relative one has
+    # no base here, any other scheme is no link); a sidecar's `url` still wins (read_markdown).
+    canonical = soup.find("link", rel="canonical", href=True)
+    url = canonical["href"].strip().split("#")[0] if canonical else ""
     # Page furniture, not content: navigation menus repeat on every page of a wiki export.
     for element in soup(["head", "script", "style", "noscript", "template", "nav"]):
         element.decompose()
     body = _Converter(heading_style="ATX", bullets="-", escape_asterisks=False,
                       escape_underscores=False).convert_soup(page_content(soup))
-    return {"title": title}, body
+    return {"title": title, "url": url if re.fullmatch(r"https?://\S+", url) else ""}, body
 
 
 def _plain(data: bytes) -> tuple[dict, str]:
