@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 _ORDERS = re.compile("|".join([
     r"\b(ignore|disregard|forget|override|bypass)\b.{0,60}\b(instructions?|rules?|prompts?|guidelines|directions|above|previous)\b",
@@ -37,6 +38,8 @@ _ORDERS = re.compile("|".join([
 
 def _visible(text: str) -> str:
     # Zero-width and other format characters hide "I\u200bgnore previous instructions" from a regex.
+    if text.isascii():  # its own NFKC form, and no ASCII character is a format character (Cf)
+        return text
     return "".join(ch for ch in unicodedata.normalize("NFKC", text) if unicodedata.category(ch) != "Cf")
 
 
@@ -44,6 +47,7 @@ def gives_orders(text: str) -> bool:
     return bool(_ORDERS.search(_visible(text)))
 
 
+@lru_cache(maxsize=2048)  # the same chunks come back question after question: 0.3 ms a body
 def without_orders(text: str) -> str:
     return "\n\n".join(block for block in re.split(r"\n\s*\n", text) if not gives_orders(block))
 
