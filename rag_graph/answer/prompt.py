@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from ..language.question import Question
 from .redact import mask_secrets
@@ -34,7 +33,7 @@ def render_prompt(question: str, context: list[dict], parts: list[Question] = ()
     prompt. Secrets in the documents are masked before they leave for the provider."""
     documents = "\n".join(
         f'<document chunk_id="{c["chunk_id"]}" title="{_attr(c["title"])}" section="{_attr(c.get("section", ""))}">\n'
-        f'{_fence(_masked(c["body"]))}\n</document>' for c in context)
+        f'{_fence(mask_secrets(c["body"]))}\n</document>' for c in context)
     if resolved and resolved.strip().lower() != question.strip().lower():
         question += f"\n(In this conversation that means: {resolved})"
     if parts:  # a multi-part question: each part is answered, with its own citation
@@ -44,13 +43,6 @@ def render_prompt(question: str, context: list[dict], parts: list[Question] = ()
     shown = ("\nConversation so far:\n" + "\n".join(turns) + "\n") if turns else ""
     return PROMPT_TEMPLATE.format(documents=documents, history=_fence(mask_secrets(shown)),
                                   question=_fence(mask_secrets(question)), retry=RETRY_NOTE if retry else "")
-
-
-@lru_cache(maxsize=2048)
-def _masked(body: str) -> str:
-    """A chunk's body with its secrets masked: the same chunks come back question after question,
-    and the detectors' patterns cost about 1 ms a chunk, ten chunks a question."""
-    return mask_secrets(body)
 
 
 def _clip(text: str) -> str:
