@@ -128,6 +128,7 @@ class Embedder:
         # chunks each question re-ranks (about 200 KB each, so fewer are kept).
         self.query_token_cache = VectorCache(2048)
         self.passage_token_cache = VectorCache(256)
+        self.span_cache = VectorCache(2048)  # where each chunk's tokens lie in its text (`_spans`)
         # Where index-time vectors are looked up (set by the Index that serves): see vector_store.py.
         self.store = None
 
@@ -256,10 +257,9 @@ class Embedder:
         its list), the chunk's content tokens that fall inside the run: token vectors read in
         the context of the whole chunk, from the index. None where a sentence is not in the text
         verbatim (a table row rewritten as a sentence) or lies past the tokens the model reads."""
-        offsets = self.offsets(texts)
         out = []
-        for text, tokens, spans, wanted in zip(texts, self.passage_tokens(texts), offsets, runs):
-            spans = np.array(content_tokens_of(spans)[: len(tokens)], dtype=np.int64).reshape(-1, 2)
+        for text, tokens, spans, wanted in zip(texts, self.passage_tokens(texts), self._spans(texts), runs):
+            spans = spans[: len(tokens)]
             found = iter(_locate(text, [sentence for run in wanted for sentence in run]))
             mine = []
             for run in wanted:
@@ -268,6 +268,21 @@ class Embedder:
                 mine.append(tokens[inside] if inside.any() else None)
             out.append(mine)
         return out
+
+    def _spans(self, texts: list[str]) -> list[np.ndarray]:
+        """Each text's content tokens' character spans (a row of start, end each), cached by text:
+        the same chunks come back question after question, and reading one's offsets again cost
+        about 0.5 ms (the tokenizer reads the whole text)."""
+        def rows(offsets) -> np.ndarray:
+            return np.array(content_tokens_of(offsets), dtype=np.int64).reshape(-1, 2)
+
+        missing = [text for text in dict.fromkeys(texts) if self.span_cache.get(text) is None]
+        for text, offsets in zip(missing, self.offsets(missing) if missing else []):
+            self.span_cache.put(text, rows(offsets))
+        spans = [self.span_cache.get(text) for text in texts]
+        if any(found is None for found in spans):  # evicted meanwhile by another thread: read afresh
+            return [rows(offsets) for offsets in self.offsets(texts)]
+        return spans
 
     def encode_passages(self, texts: list[str]) -> np.ndarray:
         """Corpus text (chunks, their sentences, words) at question time: the vectors the

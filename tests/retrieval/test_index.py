@@ -207,6 +207,31 @@ def test_a_sentence_is_read_token_by_token_in_the_context_of_its_chunk(tmp_path,
     assert rewritten is None
 
 
+def test_each_chunk_s_sentences_are_read_at_their_own_places_question_after_question(tmp_path, corpus, embedder):
+    """Where a chunk's tokens lie in its text is kept by text between questions: two sections of
+    one page (their texts open alike) read in either order give what a fresh process reads."""
+    (corpus / "office.md").write_text("# Office\n\n## Animals\n\nStaff may bring their dogs along on Fridays.\n"
+                                      "Cats stay at home.\n\n## Plants\n\nWater the ferns on Mondays.\n")
+    Index(str(tmp_path / "db"), embedder).refresh(corpus)
+
+    def read(embedder: Embedder, chunks: list[dict]) -> list[list[np.ndarray | None]]:
+        runs = [[(sentence,) for sentence in sentences(chunk["body"])] for chunk in chunks]
+        return embedder.sentence_tokens([chunk["text"] for chunk in chunks], runs)
+
+    def serving() -> tuple[Embedder, Index]:  # an embedder reads the tokens its index stored
+        fresh = Embedder(embedder.model_name)
+        return fresh, Index(str(tmp_path / "db"), fresh)
+
+    warm, index = serving()
+    animals, plants = sorted(index.fetch("source_id = 'office'"), key=lambda c: c["section"])
+    read(warm, [animals])
+    for order in ([plants], [plants, animals], [animals]):
+        expected = read(serving()[0], order)
+        got = read(warm, order)
+        assert [[tokens.shape for tokens in chunk] for chunk in got] == [[tokens.shape for tokens in chunk] for chunk in expected]
+        assert all((a == b).all() for mine, theirs in zip(got, expected) for a, b in zip(mine, theirs))
+
+
 def test_an_index_stored_before_token_vectors_is_rebuilt_whole_by_the_next_refresh(tmp_path, corpus, embedder):
     """An index from before late interaction answers questions by encoding the few chunks it
     re-ranks; `citebot index`, with no document changed, stores their token vectors."""
