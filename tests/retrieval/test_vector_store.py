@@ -61,3 +61,20 @@ def test_held_vectors_follow_the_index_to_its_next_version(tmp_path, corpus, emb
     assert added in found, "the held vectors stayed at the older version"
     reader = Index(str(tmp_path / "db"), Embedder(embedder.model_name))
     assert np.array_equal(found[added], reader.store.lookup([added])[added])
+
+
+def test_held_rows_read_a_chunk_s_tokens_by_place_as_the_key_index_finds_them(tmp_path, corpus, embedder, monkeypatch):
+    """Late interaction reads a few chunks' token vectors a question. With the rows held their
+    places are known: the same tokens as the keyed read, in this version and after an edit."""
+    index = Index(str(tmp_path / "db"), embedder)
+    index.refresh(corpus)
+    (corpus / "office.md").write_text(DOCS["office.md"].rstrip() + " Pets need a vaccination record on file.\n")
+    index.refresh(corpus)  # rows deleted and appended: places are no longer the order of writing
+    reader = Index(str(tmp_path / "db"), Embedder(embedder.model_name))
+    texts = [chunk["text"] for chunk in reader.fetch("true", limit=100)]
+    keyed = reader.store.tokens(texts)
+    assert len(keyed) == len(texts)
+    reader.warm_up(Scope())
+    monkeypatch.setattr(reader.store, "_read", lambda *a: pytest.fail("the key index was read"))
+    held = reader.store.tokens(list(reversed(texts)))
+    assert held.keys() == keyed.keys() and all(np.array_equal(held[text], keyed[text]) for text in texts)
