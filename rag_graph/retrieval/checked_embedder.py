@@ -31,6 +31,13 @@ class CheckedEmbedder:
     def encode_passages(self, texts: list[str]) -> np.ndarray:
         return self._checked(lambda: self.inner.encode_passages(texts), len(texts))
 
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        """Several queries' vectors, from one call of the model when it can batch them."""
+        batched = getattr(self.inner, "encode_queries", None)
+        if batched is None:
+            return self._checked(lambda: [self.inner.encode_query(text) for text in texts], len(texts))
+        return self._checked(lambda: batched(texts), len(texts))
+
     def query_tokens(self, text: str) -> np.ndarray:
         return self._checked_tokens(lambda: [self.inner.query_tokens(text)], 1)[0]
 
