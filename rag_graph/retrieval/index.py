@@ -219,13 +219,15 @@ class Index(Refreshing):
         try:
             if query_vector is None:
                 query_vector = self._queries.encode_query(query)
-            vector = resident.nearest(query_vector, top_k) if resident is not None else None
-            if vector is None:
+            near = resident.nearest_places(query_vector, top_k) if resident is not None else None
+            if near is None:
                 vector = serving.dataset.to_table(columns=[*serving.names, "_distance"], with_row_id=True, nearest={
                     "column": "vector", "q": query_vector, "k": top_k, "metric": "cosine"})
         except BaseException:
             keyword.cancel()
             raise
+        if near is not None:
+            return query_vector, resident.fused_rows(near, keyword.result(), top_k)
         found = keyword.result() if resident is None else resident.keyword_rows(keyword.result())
         return query_vector, _rows(fuse(query, vector, found, top_k))
 
@@ -251,8 +253,8 @@ class Index(Refreshing):
     def warm_up(self, scope: Scope, terms: bool = True) -> None:
         """Read or build now what the first question in `scope` would: the term counts, the
         gazetteer, for a scope that leaves rows out its own full-text index, the rows in memory
-        and (unless `terms` is False: a process asking one question) every chunk's terms and
-        the stored vectors (vector_store.py)."""
+        and (unless `terms` is False: a process asking one question) every chunk's terms, its
+        row as a search returns it, and the stored vectors (vector_store.py)."""
         where = self.where(scope)
         self.vocabulary(where)
         self.entities(where)
@@ -261,6 +263,7 @@ class Index(Refreshing):
         rows = self._checked_out.resident.rows()
         if rows is not None and terms:
             rows.warm_terms()
+            rows.warm_rows()
         if terms:  # many questions follow: the stored vectors they look up are read once
             self.store.hold()
 

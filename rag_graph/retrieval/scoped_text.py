@@ -57,13 +57,10 @@ def with_scores(rows: pa.Table, hits: list[tuple[str, float]]) -> pa.Table:
 RRF_K = 60
 
 
-def fuse(query: str, vector_rows: pa.Table, keyword_rows: pa.Table, limit: int) -> pa.Table:
-    """Both legs by reciprocal rank, as LanceDB's hybrid query fuses them with its RRFReranker
-    (it normalises the scores first, which leaves every rank, and so RRF, as it is); computed as
-    it computes, for the same rows in the same order (a test compares the two), in a quarter of
-    its time."""
-    vector_ids = vector_rows.column("_rowid").to_pylist()
-    keyword_ids = keyword_rows.column("_rowid").to_pylist()
+def rrf_order(vector_ids: list[int], keyword_ids: list[int], limit: int) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """The fused ranking of two legs' row ids (`fuse`'s arithmetic): (the keyword leg's places of
+    the rows the vector leg lacks; the best `limit` places in the vector leg's rows followed by
+    those, best first; their float32 relevance)."""
     score = defaultdict(float)
     for ids in (vector_ids, keyword_ids):
         for rank, row_id in enumerate(ids, 1):
@@ -72,12 +69,22 @@ def fuse(query: str, vector_rows: pa.Table, keyword_rows: pa.Table, limit: int) 
     # first copy. Best first by the float32 score, equal scores in that order (a stable sort).
     found = set(vector_ids)
     others = [n for n, row_id in enumerate(keyword_ids) if row_id not in found]
-    merged = pa.concat_tables([vector_rows, keyword_rows.take(pa.array(others, type=pa.int64()))],
-                              promote_options="default")
     relevance = np.array([score[row_id] for row_id in vector_ids + [keyword_ids[n] for n in others]], dtype=np.float32)
     order = np.argsort(-relevance, kind="stable")[:limit]
+    return others, order, relevance[order]
+
+
+def fuse(query: str, vector_rows: pa.Table, keyword_rows: pa.Table, limit: int) -> pa.Table:
+    """Both legs by reciprocal rank, as LanceDB's hybrid query fuses them with its RRFReranker
+    (it normalises the scores first, which leaves every rank, and so RRF, as it is); computed as
+    it computes, for the same rows in the same order (a test compares the two), in a quarter of
+    its time."""
+    others, order, relevance = rrf_order(vector_rows.column("_rowid").to_pylist(),
+                                         keyword_rows.column("_rowid").to_pylist(), limit)
+    merged = pa.concat_tables([vector_rows, keyword_rows.take(pa.array(others, type=pa.int64()))],
+                              promote_options="default")
     fused = merged.take(pa.array(order, type=pa.int64())).append_column(
-        "_relevance_score", pa.array(relevance[order], type=pa.float32()))
+        "_relevance_score", pa.array(relevance, type=pa.float32()))
     # A row both legs found is kept once, with the vector leg's columns and no BM25 score: each
     # leg's own score goes back by row id, as the hybrid query restores them.
     for column, leg in (("_score", keyword_rows), ("_distance", vector_rows)):

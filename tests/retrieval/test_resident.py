@@ -7,9 +7,10 @@ import threading
 import numpy as np
 import pytest
 
-from rag_graph.retrieval.index import Index, _words
+from rag_graph.retrieval.index import Index, _rows, _words
 from rag_graph.retrieval.resident import ServedRows, error_bound
 from rag_graph.retrieval.scope import Scope
+from rag_graph.retrieval.scoped_text import fuse
 from rag_graph.language.words import term_set
 
 TOPICS = {
@@ -129,3 +130,43 @@ def test_warm_up_reads_every_chunks_terms_unless_one_question_follows(tmp_path, 
     index.warm_up(Scope())
     misses = term_set.cache_info().misses
     assert [term_set(text) for text in texts] and term_set.cache_info().misses == misses == len(texts)
+
+
+def test_fused_rows_from_memory_are_the_rows_the_arrow_fusion_makes(tmp_path, corpus, embedder):
+    """The hybrid search's rows built straight from memory are, key for key and value for value
+    (vectors included), what fusing the two legs' arrow tables gives, for every limit."""
+    index = Index(str(tmp_path / "db"), embedder)
+    index.refresh(corpus)
+    serving = index._checked_out
+    rows = serving.resident.rows()
+    compared = 0
+    for question in QUESTIONS:
+        vector = embedder.encode_query(question)
+        for k, limit in ((3, 3), (5, 4), (8, 8)):
+            near = rows.nearest_places(vector, k)
+            if near is None:
+                continue
+            hits = serving.dataset.to_table(columns=["_score"], with_row_id=True, full_text_query=_words(question), limit=k)
+            ours = rows.fused_rows(near, hits, limit)
+            theirs = _rows(fuse(question, rows.nearest(vector, k), rows.keyword_rows(hits), limit))
+            assert [list(row) for row in ours] == [list(row) for row in theirs]
+            for mine, other in zip(ours, theirs):
+                assert np.array_equal(mine.pop("vector"), other.pop("vector")) and mine == other
+            compared += 1
+    assert compared >= 20
+
+
+def test_a_search_s_rows_are_its_own_to_change(tmp_path, corpus, embedder):
+    """Rows read once are kept for the next search: what one caller does to its rows (it pops
+    and adds keys, extends lists) never reaches another search's rows."""
+    index = Index(str(tmp_path / "db"), embedder)
+    index.refresh(corpus)
+    index.warm_up(Scope())
+    first = index.search("how long is parental leave", top_k=3)
+    fresh = [dict(row, links=list(row["links"])) for row in first]
+    for row in first:
+        row["links"].append("elsewhere")
+        row["text"] = "changed"
+        del row["source_id"]
+    again = index.search("how long is parental leave", top_k=3)
+    assert again == fresh and all(row["links"] is not old["links"] for row, old in zip(again, first))
