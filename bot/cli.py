@@ -303,7 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--tests", required=True, help="JSONL question set")
     ev.add_argument("--split", choices=("all", *SPLITS), default="all",
                     help="score the dev half, the test half, or all (also reports each half)")
-    ev.add_argument("--k", type=int, default=10)
+    ev.add_argument("--k", type=int, help="score the first K ranked chunks (default: CITEBOT_TOP_K, what the bot ranks)")
     ev.add_argument("--out", help="write the JSON report here")
     ev.add_argument("--baseline", action="store_true", help="also score the fixed-size dense-only baseline")
     ev.add_argument("--tune", action="append", metavar="NAME=VALUE",

@@ -229,9 +229,9 @@ def _settings(args) -> Settings:
         # Evaluating another corpus must not overwrite the index the bot serves from.
         slug = re.sub(r"[^a-z0-9]+", "-", corpus.resolve().name.lower()).strip("-") or "corpus"
         db = str(Path(".citebot") / "eval" / slug)
-    settings = Settings.from_env(corpus=corpus, db=db)
-    # Scoring @k needs k ranked chunks; the answer still draws on the same first few.
-    return settings.model_copy(update={"top_k": max(settings.top_k, args.k)})
+    # The flow runs as the bot runs it: raising top_k to score deeper would search wider and
+    # change answers (it turned a decline into an answer on one question of 1,100).
+    return Settings.from_env(corpus=corpus, db=db)
 
 
 def evaluate(engine, cases: list[Case], k: int, access=None) -> tuple[list[dict], list[dict]]:
@@ -335,6 +335,7 @@ def main(args) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     settings = _settings(args)
+    args.k = args.k or settings.top_k  # scored over the chunks the flow ranks (CITEBOT_TOP_K)
     engine = Engine(settings, tuning=tuning)
     stats = engine.refresh()
     engine.warm_up()

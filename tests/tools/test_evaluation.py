@@ -206,3 +206,22 @@ def test_bundled_question_set_stays_above_the_regression_floor(engine, tmp_path)
         sum(q["cpu_ms"] for q in report["questions"]) / len(report["questions"]), abs=0.1)
     assert set(question["retrieved"][0]) == {"chunk_id", "source_id", "text"}
     assert report["index"]["chunks"] > 0
+
+
+def test_eval_measures_the_flow_the_bot_runs(engine, tmp_path, monkeypatch):
+    """The figures are of what users get: the eval searches no wider than the bot (CITEBOT_TOP_K)
+    and scores the chunks it ranks, so `--k` deeper than that cannot change an answer."""
+    monkeypatch.setenv("CITEBOT_TOP_K", "3")
+    tests = tmp_path / "tests.jsonl"
+    tests.write_text("\n".join(line for line in (ROOT / "eval" / "corpus.jsonl").read_text().splitlines()[:4]) + "\n")
+    out = tmp_path / "report.json"
+    args = Namespace(tests=str(tests), corpus=str(engine.settings.corpus), db=engine.settings.db,
+                     k=None, out=str(out), baseline=False, split="all")
+    assert main(args) == 0
+    report = json.loads(out.read_text())
+    assert report["summary"]["k"] == 3
+    assert all(0 < len(question["retrieved"]) <= 3 for question in report["questions"])
+    deeper = tmp_path / "deeper.json"
+    assert main(Namespace(**{**vars(args), "k": 10, "out": str(deeper)})) == 0
+    assert [q["final_output"] for q in json.loads(deeper.read_text())["questions"]] == \
+        [q["final_output"] for q in report["questions"]]
