@@ -154,13 +154,16 @@ class ServedRows:
         """These rows' columns but the vector, each a new dict (with new lists) the caller may
         change: read from the table once per row (to_pylist of the rows a search returns was
         most of its time), at most DICTS rows kept."""
-        missing = [place for place in dict.fromkeys(places) if place not in self._row_dicts]
+        kept = self._row_dicts  # searches run side by side: each works on its own `found`
+        found = {place: kept.get(place) for place in places}
+        missing = [place for place, row in found.items() if row is None]
         if missing:
-            if len(self._row_dicts) + len(missing) > DICTS:
-                self._row_dicts.clear()
             read = self.table.take(pa.array(missing, type=pa.int64())).drop_columns(["vector", "_rowid"]).to_pylist()
-            self._row_dicts.update(zip(missing, read))
-        return [{key: value[:] if type(value) is list else value for key, value in self._row_dicts[place].items()}
+            found.update(zip(missing, read))
+            if len(kept) + len(missing) > DICTS:
+                kept.clear()
+            kept.update(zip(missing, read))
+        return [{key: value[:] if type(value) is list else value for key, value in found[place].items()}
                 for place in places]
 
     def nearest(self, query: np.ndarray, k: int) -> pa.Table | None:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from rag_graph.retrieval.index import Index, _rows, _words
+from rag_graph.retrieval import resident
 from rag_graph.retrieval.resident import ServedRows, error_bound
 from rag_graph.retrieval.scope import Scope
 from rag_graph.retrieval.scoped_text import fuse
@@ -132,9 +133,12 @@ def test_warm_up_reads_every_chunks_terms_unless_one_question_follows(tmp_path, 
     assert [term_set(text) for text in texts] and term_set.cache_info().misses == misses == len(texts)
 
 
-def test_fused_rows_from_memory_are_the_rows_the_arrow_fusion_makes(tmp_path, corpus, embedder):
+@pytest.mark.parametrize("kept", [resident.DICTS, 3])
+def test_fused_rows_from_memory_are_the_rows_the_arrow_fusion_makes(tmp_path, corpus, embedder, monkeypatch, kept):
     """The hybrid search's rows built straight from memory are, key for key and value for value
-    (vectors included), what fusing the two legs' arrow tables gives, for every limit."""
+    (vectors included), what fusing the two legs' arrow tables gives, for every limit; also when
+    the rows kept as dicts are dropped search after search (a corpus larger than DICTS)."""
+    monkeypatch.setattr(resident, "DICTS", kept)
     index = Index(str(tmp_path / "db"), embedder)
     index.refresh(corpus)
     serving = index._checked_out
