@@ -166,16 +166,6 @@ class ServedRows:
         return [{key: value[:] if type(value) is list else value for key, value in found[place].items()}
                 for place in places]
 
-    def nearest(self, query: np.ndarray, k: int) -> pa.Table | None:
-        """The k rows nearest the query by cosine, nearest first, with `_distance` before `_rowid`
-        as Lance returns them; None when Lance's float32 order of them cannot be known from here."""
-        found = self.nearest_places(query, k)
-        if found is None:
-            return None
-        places, distances = found
-        rows = self.table.take(pa.array(places, type=pa.int64()))
-        return rows.add_column(len(self.names), "_distance", pa.array(distances, type=pa.float32()))
-
     def nearest_places(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray] | None:
         """The places of the k rows nearest the query by cosine, nearest first, and their float32
         distances; None when Lance's float32 order of them cannot be known from here (two of the

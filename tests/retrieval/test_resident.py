@@ -5,6 +5,7 @@ import shutil
 import threading
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from rag_graph.retrieval.index import Index, _rows, _words
@@ -37,6 +38,16 @@ def corpus(tmp_path):
     return folder
 
 
+def nearest(rows: ServedRows, vector: np.ndarray, k: int) -> pa.Table | None:
+    """`nearest_places`' rows as Lance's vector leg returns them (`_distance` before `_rowid`)."""
+    found = rows.nearest_places(vector, k)
+    if found is None:
+        return None
+    places, distances = found
+    table = rows.table.take(pa.array(places, type=pa.int64()))
+    return table.add_column(len(rows.names), "_distance", pa.array(distances, type=pa.float32()))
+
+
 def lance_nearest(index: Index, vector: np.ndarray, k: int):
     serving = index._checked_out
     return serving.dataset.to_table(columns=[*serving.names, "_distance"], with_row_id=True, nearest={
@@ -51,7 +62,7 @@ def test_the_vector_leg_from_memory_is_lances_ranking_or_leaves_it_to_lance(tmp_
     for question in QUESTIONS:
         vector = embedder.encode_query(question)
         for k in (1, 3, 8, 20):
-            ours = rows.nearest(vector, k)
+            ours = nearest(rows, vector, k)
             if ours is None:
                 continue
             answered += 1
@@ -71,7 +82,7 @@ def test_copies_of_one_text_are_ranked_by_lance(tmp_path, corpus, embedder):
     index = Index(str(tmp_path / "db"), embedder)
     index.refresh(corpus)
     vector = embedder.encode_query("how long is parental leave")
-    assert index._checked_out.resident.rows().nearest(vector, 3) is None
+    assert index._checked_out.resident.rows().nearest_places(vector, 3) is None
     found = index.search("how long is parental leave", top_k=3)
     assert {row["source_id"] for row in found[:2]} == {"leave", "leave-copy"}
 
@@ -152,7 +163,7 @@ def test_fused_rows_from_memory_are_the_rows_the_arrow_fusion_makes(tmp_path, co
                 continue
             hits = serving.dataset.to_table(columns=["_score"], with_row_id=True, full_text_query=_words(question), limit=k)
             ours = rows.fused_rows(near, hits, limit)
-            theirs = _rows(fuse(question, rows.nearest(vector, k), rows.keyword_rows(hits), limit))
+            theirs = _rows(fuse(question, nearest(rows, vector, k), rows.keyword_rows(hits), limit))
             assert [list(row) for row in ours] == [list(row) for row in theirs]
             for mine, other in zip(ours, theirs):
                 assert np.array_equal(mine.pop("vector"), other.pop("vector")) and mine == other
