@@ -75,13 +75,15 @@ eval-formats: $(STAMP)
 
 # Label the eval sets' questions through the flow, fit the thread reader (rag_graph/scoring/
 # thread.json) and measure a chunk ranker and a sentence scorer against the hand weights; fit
-# the grounding check's decision on eval/grounding/ (grounding.json, the rules unless it wins).
+# the grounding check's decision on eval/grounding/ (grounding.json, the rules unless it wins);
+# fit and measure the writer's "does this pool sentence answer?" on judged sentences (inclusion.json).
 # Corpora: rag_graph/tools/eval_all.py.
 tune: $(STAMP)
 	$(BIN)/python -m rag_graph.tools.labels
 	$(BIN)/python -m rag_graph.tools.sentence_labels
 	$(BIN)/citebot tune
 	$(BIN)/citebot tune --grounding
+	$(BIN)/python -m rag_graph.tools.tune_inclusion
 
 serve: $(RUNTIME_STAMP)
 	$(BIN)/citebot serve

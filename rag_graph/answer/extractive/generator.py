@@ -12,7 +12,7 @@ import numpy as np
 from ...language.asks import ASKS_PERSON, ASKS_PROCEDURE
 from ...language.markdown import sentences
 from ...language.question import Question, options, read
-from ...language.words import terms, weighted_coverage
+from ...language.words import terms, terms_held, weighted_coverage
 from ...retrieval.entities import Gazetteer
 from ...scoring.late import best_matches
 from ...scoring.relevance import query_weights
@@ -22,6 +22,7 @@ from ..passage_view import around, unclear
 from ..passages import Candidate
 from .candidates import candidates
 from .compose import compose
+from .inclusion import Addition, additions
 from .pick import pick
 from .runner_up import runner_up
 
@@ -46,11 +47,36 @@ class ExtractiveGenerator:
     def generate(self, question: Question | str, context: list[dict], prompt: str,
                  parts: list[Question | str] = ()) -> dict:
         question, parts = read(question), [read(part) for part in parts]
+        chosen = self._chosen(question, context, parts)
+        if chosen is None:
+            return {"answer": "", "sentences": []}
+        picked, found = chosen[0], chosen[2]
+        self._answer_parts(parts, found, picked)
+        return compose(picked, context, parts, self.tuning, self._parts_answered)
+
+    def additions(self, question: Question, context: list[dict], chosen) -> tuple[str, list[Addition]]:
+        """The answer as picked and the pool sentences that could join it (`inclusion.additions`);
+        `chosen` is what `_chosen` returned. Measured by `rag_graph.tools.tune_inclusion` and
+        `judged_inclusion`, never added to an answer: no threshold adds more answering sentences
+        than distractors (docs/how-answers-are-made.md)."""
+        picked, pool, found, weights, closeness = chosen
+        asked = set(terms(question.own))
+        asked_held = {rank: asked & terms_held(question.own, chunk["text"]) for rank, chunk in enumerate(context)}
+        return additions(pool, picked, weights, asked_held, closeness,
+                         lambda shown: compose(shown, context, [], self.tuning, self._parts_answered)["answer"],
+                         self.tuning, self._closeness(question))
+
+    def _chosen(self, question: Question, context: list[dict], parts: list[Question]):
+        """The sentences the answer quotes (before a multi-part question's parts), the pool (best first), every
+        candidate, the question's weights and each pool sentence's (cosine, late interaction);
+        None when the context offers no sentence."""
         weights = self._weights(question)
         found = self._candidates(question, context, weights)
         if not found:
-            return {"answer": "", "sentences": []}
-        pool = sorted(self.scored_pool(question, found, context)[0], key=lambda c: -c.score)  # best first
+            return None
+        scored, similarity, late = self.scored_pool(question, found, context)
+        closeness = {id(c): (s, l) for c, s, l in zip(scored, similarity, late)}
+        pool = sorted(scored, key=lambda c: -c.score)  # best first
         # A multi-part question is covered part by part; otherwise any sentence that adds an
         # unanswered side of the question may join.
         asker = question.own
@@ -62,9 +88,12 @@ class ExtractiveGenerator:
             other = runner_up(pool, picked, found, set(weights), self.tuning)
             if other is not None:
                 picked.append(other)
-        # The part the picked sentences answer least goes first: with room for one more sentence,
-        # the turnstiles of "…fingerprinted for my badge, and where do I get it working on the
-        # turnstiles?" need it more than a second sentence on fingerprints.
+        return picked, pool, found, weights, closeness
+
+    def _answer_parts(self, parts: list[Question], found: list[Candidate], picked: list[Candidate]) -> None:
+        """The part the picked sentences answer least goes first: with room for one more sentence,
+        the turnstiles of "…fingerprinted for my badge, and where do I get it working on the
+        turnstiles?" need it more than a second sentence on fingerprints."""
         covered = [weighted_coverage(self._weights(part), set().union(*(c.terms | c.heading for c in picked)))
                    for part in parts]
         for number, part in sorted(enumerate(parts), key=lambda item: covered[item[0]]):
@@ -73,7 +102,6 @@ class ExtractiveGenerator:
             answer = self._best_for(number, parts, found, picked)
             if answer is not None:
                 picked.append(answer)
-        return compose(picked, context, parts, self.tuning, self._parts_answered)
 
     def _closeness(self, question: Question):
         """Each text's cosine to the question, by the embedding model (None without one)."""
