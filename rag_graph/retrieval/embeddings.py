@@ -124,6 +124,7 @@ class Embedder:
         # question after question. A hit saves a model call, the bulk of a question's time.
         self.queries = VectorCache(2048)
         self.passages = VectorCache(16384)
+        self.quick_passages = VectorCache(4096)  # `encode_quick`'s, never handed out as exact ones
         # Token vectors for late interaction (see `content_tokens`): a question's, and the few
         # chunks each question re-ranks (about 200 KB each, so fewer are kept).
         self.query_token_cache = VectorCache(2048)
@@ -155,8 +156,9 @@ class Embedder:
         return self._model.tokenizer(texts, return_offsets_mapping=True, truncation=True,
                                      max_length=self._model.max_seq_length)["offset_mapping"]
 
-    def encode(self, texts: list[str]) -> np.ndarray:
-        """Unit-length float32 vectors, so a dot product is the cosine similarity."""
+    def encode(self, texts: list[str], exact: bool = True) -> np.ndarray:
+        """Unit-length float32 vectors, so a dot product is the cosine similarity; `exact=False`
+        runs the model's int8 graph when it has one (see `encode_passages`)."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         self._load()
@@ -165,18 +167,19 @@ class Embedder:
             if workers == 1 and len(texts) >= SPLIT_AT:
                 workers = os.cpu_count() or 1
                 batch = -(-len(texts) // workers)
-            return self._onnx.encode(texts, batch, workers)
+            return self._onnx.encode(texts, batch, workers, exact)
         vectors = self._model.encode(
             texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
             show_progress_bar=False,
         )
         return vectors.astype(np.float32, copy=False)
 
-    def token_vectors(self, texts: list[str]) -> list[np.ndarray]:
-        """Each text's token vectors as the model outputs them, [CLS] and [SEP] included."""
+    def token_vectors(self, texts: list[str], exact: bool = True) -> list[np.ndarray]:
+        """Each text's token vectors as the model outputs them, [CLS] and [SEP] included
+        (`exact`: see `encode`)."""
         self._load()
         if self._onnx is not None:
-            return self._onnx.token_vectors(texts, self.batch_size, _workers)
+            return self._onnx.token_vectors(texts, self.batch_size, _workers, exact)
         return [t.float().numpy() for t in self._model.encode(
             texts, batch_size=self.batch_size, output_value="token_embeddings", show_progress_bar=False)]
 
@@ -303,7 +306,13 @@ class Embedder:
         index stored for them, else encoded; cached by text either way."""
         return self._cached(self.passages, texts, self.store)
 
-    def _cached(self, cache: "VectorCache", texts: list[str], store=None) -> np.ndarray:
+    def encode_quick(self, texts: list[str]) -> np.ndarray:
+        """`encode_passages` by the int8 graph (onnx_encoder.py), kept apart from exact vectors,
+        for texts whose closeness only has to clear a wide bar: the synonym check's words. What
+        is compared finely stays exact (the passage view's 0.01 steps: int8 lost answers there)."""
+        return self._cached(self.quick_passages, texts, self.store, exact=False)
+
+    def _cached(self, cache: "VectorCache", texts: list[str], store=None, exact: bool = True) -> np.ndarray:
         missing = [text for text in dict.fromkeys(texts) if cache.get(text) is None]
         if missing and store is not None:
             # The store holds chunks and their sentences: a single word is never looked up there.
@@ -312,11 +321,11 @@ class Embedder:
                 cache.put(text, vector)
             missing = [text for text in missing if text not in stored]
         if missing:
-            for text, vector in zip(missing, self.encode(missing)):
+            for text, vector in zip(missing, self.encode(missing, exact)):
                 cache.put(text, vector)
         vectors = [cache.get(text) for text in texts]
         if any(v is None for v in vectors):  # evicted meanwhile by another thread: encode afresh
-            return self.encode(texts)
+            return self.encode(texts, exact)
         return np.stack(vectors) if vectors else np.zeros((0, self.dimension), dtype=np.float32)
 
 

@@ -55,8 +55,8 @@ def test_a_question_time_call_with_many_texts_is_split_over_the_cores_and_encode
     calls = []
     real = OnnxEncoder.encode
     monkeypatch.setattr(embeddings.os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(OnnxEncoder, "encode", lambda self, texts, batch, workers: calls.append((batch, workers))
-                        or real(self, texts, batch, workers))
+    monkeypatch.setattr(OnnxEncoder, "encode", lambda self, texts, batch, workers, exact=True:
+                        calls.append((batch, workers)) or real(self, texts, batch, workers, exact))
     together = embedder.encode(words)
     assert calls == [(6, 2)]
     assert np.allclose((together * alone).sum(axis=1), 1.0, atol=1e-5)
@@ -81,8 +81,9 @@ def test_a_cached_export_encodes_without_torch_and_a_damaged_one_is_exported_aga
     monkeypatch.setenv("CITEBOT_CACHE", str(tmp_path))
     assert OnnxEncoder.cached(embedder.model_name) is None, "nothing is exported yet"
     first = OnnxEncoder.load(st_model, embedder.model_name)
-    graphs = list((tmp_path / "onnx").glob("*.onnx"))
+    graphs = [path for path in (tmp_path / "onnx").glob("*.onnx") if not path.name.endswith(".int8.onnx")]
     assert first is not None and len(graphs) == 1, "the graph is exported into the cache folder"
+    assert first.quick is not None and graphs[0].with_suffix(".int8.onnx").exists(), "with its int8 form beside it"
     cached = OnnxEncoder.cached(embedder.model_name)
     assert np.allclose(cached.encode(TEXTS, 8), first.encode(TEXTS, 8), atol=1e-6)
 
@@ -141,6 +142,7 @@ def test_a_call_on_two_threads_gives_the_vectors_of_one_thread_bit_for_bit(embed
     one_thread = OnnxEncoder.cached(embedder.model_name)
     assert one_thread.session.get_session_options().intra_op_num_threads == 1
     for texts in (TEXTS, TEXTS[:1], TEXTS[2:3]):
-        assert np.array_equal(one_thread.encode(texts, 64), embedder._onnx.encode(texts, 64))
-        assert all(np.array_equal(a, b) for a, b in zip(one_thread.token_vectors(texts, 64),
-                                                         embedder._onnx.token_vectors(texts, 64)))
+        for exact in (True, False):  # the int8 graph's integer sums are split the same way
+            assert np.array_equal(one_thread.encode(texts, 64, exact=exact), embedder._onnx.encode(texts, 64, exact=exact))
+            assert all(np.array_equal(a, b) for a, b in zip(one_thread.token_vectors(texts, 64, exact=exact),
+                                                             embedder._onnx.token_vectors(texts, 64, exact=exact)))
