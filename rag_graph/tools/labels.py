@@ -128,6 +128,35 @@ def build_set(name: str, db: Path, out: Path, force: bool) -> Path | None:
     return target
 
 
+def record_set(name: str, db: Path, out: Path, force: bool, suffix: str, record) -> Path | None:
+    """Ask every question of set `name` through the flow once and write `record(engine, case)`
+    per question to out/<name><suffix>, stamped with the set file's hash: reused while the set
+    is unchanged (`force` rebuilds). The writer's tools (sentence_labels, tune_inclusion,
+    lead_choice) record their pools this way."""
+    corpus = CORPORA[SETS[name]]
+    tests = ROOT / "eval" / f"{name}.jsonl"
+    target = out / f"{name}{suffix}"
+    stamp = json.dumps({"stamp": file_hash(tests)})
+    if not corpus.is_dir():
+        print(f"skipped {name}: no corpus at {corpus}")
+        return None
+    if target.exists() and not force and target.read_text().split("\n", 1)[0] == stamp:
+        print(f"{name}: cached")
+        return target
+    from ..engine import Engine
+
+    engine = Engine(Settings.from_env(corpus=corpus, db=str(db / SETS[name])))
+    engine.refresh()
+    engine.warm_up()
+    cases = load_cases(tests)
+    out.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps({"set": name, "corpus": SETS[name], **record(engine, case)}, ensure_ascii=False)
+             for case in cases]
+    target.write_text("\n".join([stamp, *lines]) + "\n")
+    print(f"{name}: {len(cases)} questions recorded", flush=True)
+    return target
+
+
 def write_new_topic_sets(folder: Path, names=None) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for name in names or SETS:

@@ -21,7 +21,6 @@ The pool is recorded in the order of the writer's own score; its lead is the one
 from that order (its first sentence that is no example)."""
 from __future__ import annotations
 
-import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -30,14 +29,11 @@ import numpy as np
 
 from ..answer.extractive.lead import FEATURES, rows
 from ..answer.passages import EXAMPLE
-from ..config import Settings
 from ..language.words import terms
 from ..scoring.learned import Linear
-from ..tuning import DEFAULT
-from .eval_all import CORPORA, ROOT, SETS
-from .evaluation import contains, load_cases
+from .evaluation import contains
 from .judged_inclusion import ANSWERS, DISTRACTOR, JUDGED, key, read_judged
-from .labels import build_sets, file_hash, read_labeled, set_options
+from .labels import build_sets, read_labeled, record_set, set_options
 from .tune_inclusion import auc
 
 SUFFIX = ".lead.jsonl"
@@ -66,26 +62,7 @@ def record_case(engine, case) -> dict:
 
 
 def build_set(name: str, db: Path, out: Path, force: bool) -> Path | None:
-    corpus = CORPORA[SETS[name]]
-    tests = ROOT / "eval" / f"{name}.jsonl"
-    target = out / f"{name}{SUFFIX}"
-    stamp = json.dumps({"stamp": file_hash(tests)})
-    if not corpus.is_dir():
-        print(f"skipped {name}: no corpus at {corpus}")
-        return None
-    if target.exists() and not force and target.read_text().split("\n", 1)[0] == stamp:
-        return target
-    from ..engine import Engine
-
-    engine = Engine(Settings.from_env(corpus=corpus, db=str(db / SETS[name])), tuning=DEFAULT)
-    engine.refresh()
-    engine.warm_up()
-    out.mkdir(parents=True, exist_ok=True)
-    lines = [json.dumps({"set": name, "corpus": SETS[name], **record_case(engine, case)})
-             for case in load_cases(tests)]
-    target.write_text("\n".join([stamp, *lines]) + "\n")
-    print(f"{name}: leads recorded", flush=True)
-    return target
+    return record_set(name, db, out, force, SUFFIX, record_case)
 
 
 def judgments(record: dict, judged: dict) -> list[str | None]:

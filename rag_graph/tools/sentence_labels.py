@@ -11,15 +11,12 @@ per set, reused while the set file is unchanged (`--force` rebuilds).
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 from ..answer.choice import measured_pool
-from ..config import Settings
-from .eval_all import CORPORA, ROOT, SETS
-from .evaluation import contains, load_cases
-from .labels import build_sets, file_hash, read_labeled, set_options
+from .evaluation import contains
+from .labels import build_sets, read_labeled, record_set, set_options
 
 
 def label_case(engine, case) -> dict:
@@ -39,28 +36,7 @@ def label_case(engine, case) -> dict:
 
 
 def build_set(name: str, db: Path, out: Path, force: bool) -> Path | None:
-    corpus = CORPORA[SETS[name]]
-    tests = ROOT / "eval" / f"{name}.jsonl"
-    target = out / f"{name}.sentences.jsonl"
-    stamp = json.dumps({"stamp": file_hash(tests)})
-    if not corpus.is_dir():
-        print(f"skipped {name}: no corpus at {corpus}")
-        return None
-    if target.exists() and not force and target.read_text().split("\n", 1)[0] == stamp:
-        print(f"{name}: cached")
-        return target
-    from ..engine import Engine
-
-    engine = Engine(Settings.from_env(corpus=corpus, db=str(db / SETS[name])))
-    engine.refresh()
-    engine.warm_up()
-    cases = load_cases(tests)
-    out.mkdir(parents=True, exist_ok=True)
-    lines = [json.dumps({"set": name, "corpus": SETS[name], **label_case(engine, case)}, ensure_ascii=False)
-             for case in cases]
-    target.write_text("\n".join([stamp, *lines]) + "\n")
-    print(f"{name}: {len(cases)} questions, sentences labeled", flush=True)
-    return target
+    return record_set(name, db, out, force, ".sentences.jsonl", label_case)
 
 
 def load(out: Path, names=None) -> list[dict]:

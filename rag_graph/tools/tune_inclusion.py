@@ -30,13 +30,11 @@ from pathlib import Path
 import numpy as np
 
 from ..answer.extractive.inclusion import FEATURES, MODEL_FILE
-from ..config import Settings
 from ..scoring.learned import Linear
-from ..tuning import DEFAULT
-from .eval_all import CORPORA, ROOT, SETS
-from .evaluation import contains, load_cases
+from .eval_all import ROOT
+from .evaluation import contains
 from .judged_inclusion import ANSWERS, CONTEXT, DISTRACTOR, JUDGED, key, read_judged
-from .labels import build_sets, file_hash, read_labeled, set_options
+from .labels import build_sets, read_labeled, record_set, set_options
 
 SUFFIX = ".inclusion.jsonl"
 C = 0.1  # stronger than scikit-learn's 1.0: ~50 answering sentences for 22 signals (held-out AUC .683 at 1.0, .716 at 0.1)
@@ -78,26 +76,7 @@ def section(context: list[dict], candidate) -> str:
 
 
 def build_set(name: str, db: Path, out: Path, force: bool) -> Path | None:
-    corpus = CORPORA[SETS[name]]
-    tests = ROOT / "eval" / f"{name}.jsonl"
-    target = out / f"{name}{SUFFIX}"
-    stamp = json.dumps({"stamp": file_hash(tests)})
-    if not corpus.is_dir():
-        print(f"skipped {name}: no corpus at {corpus}")
-        return None
-    if target.exists() and not force and target.read_text().split("\n", 1)[0] == stamp:
-        print(f"{name}: cached")
-        return target
-    from ..engine import Engine
-
-    engine = Engine(Settings.from_env(corpus=corpus, db=str(db / SETS[name])), tuning=DEFAULT)
-    engine.refresh()
-    engine.warm_up()
-    out.mkdir(parents=True, exist_ok=True)
-    lines = [json.dumps({"set": name, "corpus": SETS[name], **label_case(engine, case)}) for case in load_cases(tests)]
-    target.write_text("\n".join([stamp, *lines]) + "\n")
-    print(f"{name}: additions recorded", flush=True)
-    return target
+    return record_set(name, db, out, force, SUFFIX, label_case)
 
 
 def labeled(record: dict, judged: dict) -> list[tuple[list[float], int]]:
