@@ -174,12 +174,11 @@ class Embedder:
         )
         return vectors.astype(np.float32, copy=False)
 
-    def token_vectors(self, texts: list[str], exact: bool = True) -> list[np.ndarray]:
-        """Each text's token vectors as the model outputs them, [CLS] and [SEP] included
-        (`exact`: see `encode`)."""
+    def token_vectors(self, texts: list[str]) -> list[np.ndarray]:
+        """Each text's token vectors as the model outputs them, [CLS] and [SEP] included."""
         self._load()
         if self._onnx is not None:
-            return self._onnx.token_vectors(texts, self.batch_size, _workers, exact)
+            return self._onnx.token_vectors(texts, self.batch_size, _workers)
         return [t.float().numpy() for t in self._model.encode(
             texts, batch_size=self.batch_size, output_value="token_embeddings", show_progress_bar=False)]
 
