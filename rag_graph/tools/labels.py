@@ -157,6 +157,19 @@ def record_set(name: str, db: Path, out: Path, force: bool, suffix: str, record)
     return target
 
 
+def writer_choice(engine, case):
+    """Ask `case` through the flow and return (question, context, the extractive writer's
+    `_chosen`) for a one-part question the writer picked sentences for, else None (no context,
+    no writer, a multi-part question, nothing chosen). The writer-pool tools record from it."""
+    state = engine.run(case.question, case.history)
+    question, context = state.get("question"), state.get("context") or []
+    writer = engine._offline
+    if not context or writer is None or question is None or not question.own or state.get("sub_questions"):
+        return None
+    chosen = writer._chosen(question, context, [])
+    return None if chosen is None else (question, context, chosen)
+
+
 def write_new_topic_sets(folder: Path, names=None) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for name in names or SETS:

@@ -33,7 +33,7 @@ from ..language.words import terms
 from ..scoring.learned import Linear
 from .evaluation import contains
 from .judged_inclusion import ANSWERS, DISTRACTOR, JUDGED, key, read_judged
-from .labels import build_sets, read_labeled, record_set, set_options
+from .labels import build_sets, read_labeled, record_set, set_options, writer_choice
 from .tune_inclusion import auc
 
 SUFFIX = ".lead.jsonl"
@@ -42,16 +42,11 @@ MARGINS = (0.5, 1.0, 1.5, 2.0, 3.0)
 
 
 def record_case(engine, case) -> dict:
-    state = engine.run(case.question, case.history)
-    question, context = state.get("question"), state.get("context") or []
     record = {"question": case.question, "split": case.split, "keywords": case.keywords, "pool": []}
-    writer = engine._offline
-    if not context or writer is None or question is None or not question.own or state.get("sub_questions"):
+    choice = writer_choice(engine, case)
+    if choice is None:
         return record
-    chosen = writer._chosen(question, context, [])
-    if chosen is None:
-        return record
-    picked, pool, _, weights, closeness = chosen
+    question, _, (picked, pool, _, weights, closeness) = choice
     table = rows(pool, closeness, weights, set(terms(question.own)))
     record["lead"] = next((n for n, c in enumerate(pool) if not EXAMPLE.match(c.text)), -1)
     record["picked"] = [c.text for c in picked]

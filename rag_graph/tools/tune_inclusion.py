@@ -34,7 +34,7 @@ from ..scoring.learned import Linear
 from .eval_all import ROOT
 from .evaluation import contains
 from .judged_inclusion import ANSWERS, CONTEXT, DISTRACTOR, JUDGED, key, read_judged
-from .labels import build_sets, read_labeled, record_set, set_options
+from .labels import build_sets, read_labeled, record_set, set_options, writer_choice
 
 SUFFIX = ".inclusion.jsonl"
 C = 0.1  # stronger than scikit-learn's 1.0: ~50 answering sentences for 22 signals (held-out AUC .683 at 1.0, .716 at 0.1)
@@ -46,17 +46,13 @@ def held(answer: str, keywords: list[str]) -> int:
 
 
 def label_case(engine, case) -> dict:
-    state = engine.run(case.question, case.history)
-    question, context = state.get("question"), state.get("context") or []
     record = {"question": case.question, "split": case.split, "answerable": case.answerable,
               "keywords": case.keywords, "base": 0, "additions": []}
-    writer = engine._offline
-    if not context or writer is None or question is None or not question.own or state.get("sub_questions"):
+    choice = writer_choice(engine, case)
+    if choice is None:
         return record
-    chosen = writer._chosen(question, context, [])
-    if chosen is None:
-        return record
-    answer, found = writer.additions(question, context, chosen)
+    question, context, chosen = choice
+    answer, found = engine._offline.additions(question, context, chosen)
     base = held(answer, case.keywords)
     record.update(base=base, answer=answer, reference=case.reference_answer,
                   history=[turn.get("content", "") for turn in case.history if turn.get("role") == "user"],
