@@ -161,10 +161,16 @@ def writer_choice(engine, case):
     """Ask `case` through the flow and return (question, context, the extractive writer's
     `_chosen`) for a one-part question the writer picked sentences for, else None (no context,
     no writer, a multi-part question, nothing chosen). The writer-pool tools record from it."""
-    state = engine.run(case.question, case.history)
+    return chosen_in(engine, engine.run(case.question, case.history))
+
+
+def chosen_in(engine, state, parts: bool = False):
+    """`writer_choice` of a flow state already run (what the writer was given in it); with
+    `parts`, a multi-part question's too, chosen as if it had one part (its pool is the same)."""
     question, context = state.get("question"), state.get("context") or []
     writer = engine._offline
-    if not context or writer is None or question is None or not question.own or state.get("sub_questions"):
+    if (not context or writer is None or question is None or not question.own
+            or state.get("sub_questions") and not parts):
         return None
     chosen = writer._chosen(question, context, [])
     return None if chosen is None else (question, context, chosen)
