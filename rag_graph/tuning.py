@@ -26,6 +26,7 @@ class Tuning:
     # A rewrite's pass looks this many times wider (top_k). Foundation, dedf69f.
     rewrite_widening: int = 2
     # Chunks the answer may draw on; more dilutes the extractive pick. Foundation, dedf69f.
+    # 6 lost 0.106 of answer recall on the npm-docs test half (docs/measuring.md, pool40h).
     context_size: int = 5
     # Share of the question's weighted terms a chunk of a related section must hold to join the
     # context. Foundation, dedf69f.
@@ -176,7 +177,8 @@ class Tuning:
     pointer_penalty: float = 0.3
     # Sentences re-scored by embedding, and the weight of their closeness to the question: 12 at
     # twice the word score found 1 more keyword on 18F dev and 37signals test each than 8 at 1x.
-    # 18f-handbook + handbook, d189bae.
+    # 18f-handbook + handbook, d189bae. 16 lost 0.028 on the nodejs-contributing test half
+    # (docs/measuring.md, pool40h).
     semantic_pool: int = 12
     semantic_weight: float = 2.0
     # Sentence-level late interaction: weight 1 found 3 more keywords on the test halves and 1
