@@ -75,7 +75,8 @@ def test_bench_short_mode_measures_every_step_but_scale(small, tmp_path, capsys)
     [measured] = results["corpora"]  # the one corpus asked for
     assert measured["indexing"]["chunks"] >= len(SMALL) and results["scale"] == "skipped"
     assert measured["queries"]["questions"] == len(QUESTIONS)
+    assert measured["word_batch"]["runs"] == 40 and 0 < measured["word_batch"]["p50_ms"] <= measured["word_batch"]["p95_ms"]
     assert results["serve"]["status"] == "ok" and results["serve"]["peak_rss_mb"] > 0
     assert results["ask"]["status"] == "ok" and len(results["ask"]["runs"]) == 3
     table = capsys.readouterr().out
-    assert "skipped (--skip-scale)" in table and "serve peak RSS" in table and "citebot ask, start to answer" in table
+    assert "skipped (--skip-scale)" in table and "synonym check's 16 words" in table and "serve peak RSS" in table and "citebot ask, start to answer" in table
