@@ -97,10 +97,6 @@ class Tuning:
     max_carried: int = 4
     # Earlier messages the previous question is resolved against (three exchanges). c01e26c.
     resolved_turns: int = 6
-    # Words of the last answer a short follow-up's second reading carries (nodes/reading.py):
-    # 2 vs 3 on the dev halves of the thread sets, dev MRR of the turns with history .741 vs
-    # .734 (the turn searched with them, offline).
-    answer_carried: int = 2
 
     # --- grounding (flow/nodes/grounding.py) ---
     # Share of a sentence's content words found in the cited chunks that grounds it; a

@@ -6,12 +6,11 @@ prepare_query ─▶ prepare_corpus_index ─▶ decompose_question ─▶ retri
    └─ several parts ─▶ retrieve_sub_questions ─▶ assess_context_quality
 assess_context_quality ──────┬─ sufficient ─────────────────────────▶ build_augmented_prompt
                              ├─ fragmented ─▶ expand_related_context ─▶ build_augmented_prompt
-                             ├─ weak, a follow-up read two ways ─▶ reread (the other reading) ─▶ retrieve_candidates
                              ├─ weak, attempts left ─▶ rewrite_query ─▶ retrieve_candidates
-                             └─ weak, attempts spent ─▶ keep_first_reading ─▶ finalize_insufficient_context
+                             └─ weak, attempts spent ─▶ finalize_insufficient_context
 build_augmented_prompt ─▶ generate_answer ─▶ validate_grounding ─┬─ grounded ─▶ finalize_answer
                                                                  ├─ retry ─▶ rewrite_query
-                                                                 ├─ give up ─▶ keep_first_reading ─▶ finalize_insufficient_context
+                                                                 ├─ give up ─▶ finalize_insufficient_context
                                                                  └─ error ─▶ finalize_failure
 """
 from __future__ import annotations
@@ -27,7 +26,6 @@ from .nodes.generation import build_augmented_prompt, generate_answer
 from .nodes.grounding import validate_grounding
 from .nodes.quality import assess_context_quality, rank_and_filter_context
 from .nodes.query import prepare_query, rewrite_query
-from .nodes.reading import gives_what_was_asked, has_other_reading, keep_first_reading, reread
 from .nodes.rerank import rerank_candidates
 from .nodes.retrieval import expand_related_context, prepare_corpus_index, retrieve_candidates
 from .state import State
@@ -48,8 +46,6 @@ def can_rewrite(state: State) -> bool:
 
 def route_by_quality(state: State, runtime: Runtime[Deps]) -> str:
     if state["context_quality"] in ("weak", "missing"):
-        if has_other_reading(state):
-            return "reread"
         return "rewrite" if can_rewrite(state) else "give_up"
     return "expand" if evidence_is_fragmented(state, runtime.context.tuning) else "answer"
 
@@ -68,7 +64,7 @@ def route_by_grounding(state: State) -> str:
     if state.get("errors"):
         return "error"
     if state["grounding_status"] == "grounded":
-        return "grounded" if gives_what_was_asked(state) else "give_up"
+        return "grounded"
     return "retry" if can_rewrite(state) else "give_up"
 
 
@@ -85,8 +81,6 @@ def build_graph():
     graph.add_node("assess_context_quality", assess_context_quality)
     graph.add_node("expand_related_context", expand_related_context)
     graph.add_node("rewrite_query", rewrite_query)
-    graph.add_node("reread", reread)
-    graph.add_node("keep_first_reading", keep_first_reading)
     graph.add_node("build_augmented_prompt", build_augmented_prompt)
     # No retry policy: the chat model's calls are retried within the answer's time by
     # ChatModelGenerator, which hands over to the offline writer when they fail.
@@ -110,16 +104,14 @@ def build_graph():
     graph.add_edge("retrieve_sub_questions", "assess_context_quality")
     graph.add_conditional_edges("assess_context_quality", route_by_quality, {
         "answer": "build_augmented_prompt", "expand": "expand_related_context",
-        "rewrite": "rewrite_query", "reread": "reread", "give_up": "keep_first_reading"})
+        "rewrite": "rewrite_query", "give_up": "finalize_insufficient_context"})
     graph.add_edge("expand_related_context", "build_augmented_prompt")
     graph.add_edge("rewrite_query", "retrieve_candidates")
-    graph.add_edge("reread", "retrieve_candidates")
     graph.add_edge("build_augmented_prompt", "generate_answer")
     graph.add_edge("generate_answer", "validate_grounding")
     graph.add_conditional_edges("validate_grounding", route_by_grounding, {
         "grounded": "finalize_answer", "retry": "rewrite_query",
-        "give_up": "keep_first_reading", "error": "finalize_failure"})
-    graph.add_edge("keep_first_reading", "finalize_insufficient_context")
+        "give_up": "finalize_insufficient_context", "error": "finalize_failure"})
     for end in ("finalize_answer", "finalize_insufficient_context", "finalize_failure"):
         graph.add_edge(end, END)
     return graph.compile()

@@ -46,8 +46,6 @@ class State(TypedDict, total=False):
     query_rewrites: list[str]
     sub_questions: list[str]  # the parts of a multi-part question, each searched on its own
     question: Question  # read once (prepare_query): the asker's own words apart from what a follow-up borrowed
-    other_reading: Question | None  # a follow-up's second reading, searched when the first's evidence is weak (nodes/reading.py)
-    first_reading: dict | None  # the first reading's decline, kept while the other reading is tried
     parts: list[Question]  # the sub-questions as read: each part's words apart from what it borrowed
     history: list[Turn]
     corpus_name: str

@@ -8,7 +8,7 @@ from flow_fakes import FakeRetriever, POLICY, chunk, run, unrelated  # noqa: F40
 
 SPEC_NODES = {
     "prepare_query", "prepare_corpus_index", "retrieve_candidates", "rank_and_filter_context", "rerank_candidates",
-    "decompose_question", "retrieve_sub_questions", "assess_context_quality", "expand_related_context", "rewrite_query", "reread", "keep_first_reading", "build_augmented_prompt",
+    "decompose_question", "retrieve_sub_questions", "assess_context_quality", "expand_related_context", "rewrite_query", "build_augmented_prompt",
     "generate_answer", "validate_grounding", "finalize_answer", "finalize_insufficient_context",
     "finalize_failure",
 }

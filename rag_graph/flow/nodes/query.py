@@ -18,7 +18,6 @@ from ...language.spelling import correct_spelling
 from ..output import final_output
 from ..reads import corpus_gazetteer, corpus_vocabulary
 from ..state import State
-from ...scoring.pointing import answer_reading
 from ...language.question import Question
 from ...language.lexicon import QUESTION_WORDS
 from ...language.words import STOPWORDS, stem, words
@@ -201,7 +200,6 @@ def prepare_query(state: State, runtime: Runtime[Deps]) -> dict:
                                  lambda previous: section_found(runtime, previous, mode, threshold),
                                  runtime.context.tuning, thread_reader(runtime, gazetteer, mode) if history else None)
     update["question"] = question  # read once: the asker's words apart from what the thread lent
-    update["other_reading"] = answer_reading(question, history, corpus_vocabulary(runtime), runtime.context.tuning)
     update["retrieval_query"] = question.text
     return update
 
