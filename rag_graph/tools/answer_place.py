@@ -24,8 +24,8 @@ from pathlib import Path
 
 from ..answer.passages import EXAMPLE
 from .evaluation import answer_recall, contains
-from .judged_inclusion import ANSWERS, DISTRACTOR, JUDGED, key, read_judged
-from .labels import build_sets, chosen_in, read_labeled, record_set, set_options
+from .judged_inclusion import ANSWERS, DISTRACTOR, judged_options, key, recorded
+from .labels import chosen_in, record_set
 
 SUFFIX = ".place.jsonl"
 EARLY = 4  # pool places the lead models re-ordered (lead_choice); places after it are "late"
@@ -164,13 +164,9 @@ def print_table(groups: dict[str, dict[str, Counter]]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = set_options(__doc__.splitlines()[0])
-    parser.add_argument("--judged", default=str(JUDGED), help="the judged sentences")
-    parser.add_argument("--check", action="store_true", help="print the table of what is recorded; record nothing")
+    parser = judged_options(__doc__.splitlines()[0], "print the table of what is recorded; record nothing")
     args = parser.parse_args(argv)
-    if not args.check:
-        build_sets(args, build_set)
-    records, judged = read_labeled(Path(args.out), SUFFIX, args.only), read_judged(Path(args.judged))
+    records, judged = recorded(args, SUFFIX, build_set)
     if not records:
         print(f"nothing recorded in {args.out}: run without --check", file=sys.stderr)
         return 1

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..answer.extractive.inclusion import shipped
 from .eval_all import ROOT, SETS
-from .labels import read_labeled
+from .labels import build_sets, read_labeled, set_options
 
 JUDGED = ROOT / "eval" / "judged" / "inclusion-dev.jsonl"
 SUFFIX = ".inclusion.jsonl"
@@ -104,6 +104,23 @@ def write_candidates(records: list[dict], path: Path = JUDGED) -> tuple[int, int
     lines = [json.dumps({"rule": RULE}), *(json.dumps(row, ensure_ascii=False) for row in rows)]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return len(rows), sum(1 for row in rows if row["judgment"])
+
+
+def judged_options(description: str, check: str) -> argparse.ArgumentParser:
+    """The options of a tool that records the sets and measures them against the judged sentences
+    (tune_inclusion, lead_choice, answer_place): the labeling options, `--judged` and `--check`."""
+    parser = set_options(description)
+    parser.add_argument("--judged", default=str(JUDGED), help="the judged sentences")
+    parser.add_argument("--check", action="store_true", help=check)
+    return parser
+
+
+def recorded(args: argparse.Namespace, suffix: str, build, record: bool = True) -> tuple[list[dict], dict]:
+    """Record the sets with `build` (unless `--check`, or `record` is false), then read back their
+    records and the judgments."""
+    if record and not args.check:
+        build_sets(args, build)
+    return read_labeled(Path(args.out), suffix, args.only), read_judged(Path(args.judged))
 
 
 def main(argv: list[str] | None = None) -> int:

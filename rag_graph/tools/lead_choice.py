@@ -32,8 +32,8 @@ from ..answer.passages import EXAMPLE
 from ..language.words import terms
 from ..scoring.learned import Linear
 from .evaluation import contains
-from .judged_inclusion import ANSWERS, DISTRACTOR, JUDGED, key, read_judged
-from .labels import build_sets, read_labeled, record_set, set_options, writer_choice
+from .judged_inclusion import ANSWERS, DISTRACTOR, judged_options, key, recorded
+from .labels import record_set, writer_choice
 from .tune_inclusion import auc
 
 SUFFIX = ".lead.jsonl"
@@ -150,14 +150,10 @@ def held_out(records: list[dict], judged: dict) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = set_options(__doc__.splitlines()[0])
-    parser.add_argument("--judged", default=str(JUDGED), help="the judged sentences")
-    parser.add_argument("--check", action="store_true", help="measure what is recorded; record nothing")
+    parser = judged_options(__doc__.splitlines()[0], "measure what is recorded; record nothing")
     parser.add_argument("--fit", action="store_true", help="fit the lead ranking model and measure it held out")
     args = parser.parse_args(argv)
-    if not args.check:
-        build_sets(args, build_set)
-    records, judged = read_labeled(Path(args.out), SUFFIX, args.only), read_judged(Path(args.judged))
+    records, judged = recorded(args, SUFFIX, build_set)
     if not records:
         print(f"nothing recorded in {args.out}: run without --check", file=sys.stderr)
         return 1

@@ -33,8 +33,16 @@ from ..answer.extractive.inclusion import FEATURES, MODEL_FILE
 from ..scoring.learned import Linear
 from .eval_all import ROOT
 from .evaluation import contains
-from .judged_inclusion import ANSWERS, CONTEXT, DISTRACTOR, JUDGED, key, read_judged
-from .labels import build_sets, read_labeled, record_set, set_options, writer_choice
+from .judged_inclusion import (
+    ANSWERS,
+    CONTEXT,
+    DISTRACTOR,
+    JUDGED,
+    judged_options,
+    key,
+    recorded,
+)
+from .labels import record_set, writer_choice
 
 SUFFIX = ".inclusion.jsonl"
 C = 0.1  # stronger than scikit-learn's 1.0: ~50 answering sentences for 22 signals (held-out AUC .683 at 1.0, .716 at 0.1)
@@ -230,15 +238,11 @@ def write_model(result: dict, records: list[dict], judged: dict, path: Path) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = set_options(__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="fit and print; write no model")
+    parser = judged_options(__doc__.splitlines()[0], "fit and print; write no model")
     parser.add_argument("--model", default=str(MODEL_FILE), help="where the fitted model is written")
-    parser.add_argument("--judged", default=str(JUDGED), help="the judged sentences")
     parser.add_argument("--separate", action="store_true", help="print what tells answers from distractors")
     args = parser.parse_args(argv)
-    if not (args.check or args.separate):
-        build_sets(args, build_set)
-    records, judged = read_labeled(Path(args.out), SUFFIX, args.only), read_judged(Path(args.judged))
+    records, judged = recorded(args, SUFFIX, build_set, record=not args.separate)
     if not any(labeled(r, judged) for r in records):
         print(f"no judged additions in {args.out} (judgments: {args.judged}): run without --check to record them",
               file=sys.stderr)
