@@ -88,11 +88,10 @@ def _load_model(name: str):
 _build_lock = threading.Lock()
 _workers = 1  # batches encoded at once: every core inside `all_cores`, else one
 # A question-time call with this many texts (the synonym check's 10-30 single words) is cut into
-# one batch per core, as it was when the batches ran side by side; the int8 graph quantizes each
-# batch as a whole, so the cut is part of what its vectors are (one batch moves them by up to
-# 0.04). The batches now run one after the other: each call already uses both cores (onnx_encoder's
-# intra-op threads), and side by side they were four threads on two cores (16 words at load 5:
-# median 12.6 -> 9.1 ms, 90th percentile 98 -> 12 ms; the same vectors bit for bit).
+# one batch per core. The int8 graph quantizes each batch as a whole, so the cut is part of what
+# its vectors are (one batch moves them by up to 0.04). The batches run one after the other: each
+# call already uses both cores (onnx_encoder's intra-op threads), and side by side they would be
+# four threads on two cores (16 words at load 5: median 9.1 vs 12.6 ms, 90th percentile 12 vs 98).
 SPLIT_AT = 8
 
 
