@@ -101,7 +101,7 @@ def _sources(citations: list[dict]) -> tuple[tuple[Source, ...], dict[str, int]]
     """Citations of the same section collapse into one source; chunk id -> its position."""
     order: dict[tuple[str, str], list[str]] = {}
     for c in citations:
-        order.setdefault((label(c), safe_url(c.get("url"))), []).append(c.get("chunk_id", ""))
+        order.setdefault((label(c), safe_url(c.get("url"))), []).extend(c.get("chunk_ids") or [c.get("chunk_id", "")])
     sources = tuple(Source(name, url, tuple(ids)) for (name, url), ids in order.items())
     return sources, {chunk: n for n, source in enumerate(sources, 1) for chunk in source.chunk_ids}
 
@@ -128,7 +128,8 @@ def build_reply(output: dict, ref: str, question: str = "", ask_hint: str = "",
                  gap=(output.get("knowledge_gap") or "") if status == "insufficient_context" else "",
                  closest=closest,
                  ask_hint=ask_hint, ref=ref, question=question,
-                 chunk_ids=tuple(c["chunk_id"] for c in citations if c.get("chunk_id")), output=dict(output))
+                 chunk_ids=tuple(i for c in citations for i in (c.get("chunk_ids") or [c.get("chunk_id")]) if i),
+                 output=dict(output))
 
 
 def apology(ref: str, message: str = "") -> Reply:

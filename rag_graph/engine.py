@@ -218,7 +218,7 @@ class Engine:
         grounded sentence with the citations it will have in the final answer.
         `access` is what the place that asked may read (`{audiences: [...], sources: [globs]}`,
         see scope.py); None means the documents meant for everyone."""
-        from .flow.output import GENERIC_FAILURE, final_output
+        from .flow.output import GENERIC_FAILURE, cited_ids, final_output
 
         graph_input = {"input": question, "history": history or [],
                        "retrieval_config": self.settings.retrieval.as_dict()}
@@ -241,7 +241,7 @@ class Engine:
         out = state["final_output"]
         log.info("question: status=%s quality=%s attempts=%d cited=%s %.0f ms", out["status"],
                  state.get("context_quality", "-"), out["retrieval_attempts"],
-                 [c["chunk_id"] for c in out["citations"]], (time.perf_counter() - started) * 1000)
+                 cited_ids(out["citations"]), (time.perf_counter() - started) * 1000)
         return state
 
     def ask(self, question: str, history: list[dict] | None = None,

@@ -47,5 +47,25 @@ def final_output(state: State, status: str, answer: str, citations=(), confidenc
 def cite(chunk: dict, source_url: str) -> Citation:
     """Where a chunk is: its document and section, and a link down to the section."""
     return {"source_id": chunk["source_id"], "title": chunk["title"], "section": chunk.get("section", ""),
-            "chunk_id": chunk["chunk_id"],
+            "chunk_id": chunk["chunk_id"], "chunk_ids": [chunk["chunk_id"]],
             "url": citation_url(chunk.get("url", ""), source_url, chunk.get("path", ""), chunk.get("anchor", ""))}
+
+
+def cite_all(chunks: list[dict], source_url: str) -> list[Citation]:
+    """The answer's sources, one per section link, in the order first cited: two chunks of one
+    section are one source to the reader ("Employee Handbook 2025 › Remote Work" once), and the
+    citation keeps both chunk ids for feedback."""
+    merged: dict[tuple[str, str, str], Citation] = {}
+    for chunk in chunks:
+        citation = cite(chunk, source_url)
+        key = (citation["title"], citation["section"], citation["url"])
+        if key in merged:
+            merged[key]["chunk_ids"].append(chunk["chunk_id"])
+        else:
+            merged[key] = citation
+    return list(merged.values())
+
+
+def cited_ids(citations: list[Citation]) -> list[str]:
+    """Every chunk the citations rest on, in citation order."""
+    return [i for c in citations for i in (c.get("chunk_ids") or [c["chunk_id"]])]

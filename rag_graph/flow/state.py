@@ -19,7 +19,8 @@ class Citation(TypedDict):
     source_id: str
     title: str
     section: str
-    chunk_id: str
+    chunk_id: str  # the first (best) chunk cited of the section
+    chunk_ids: list[str]  # every chunk of the section the answer rests on: what feedback is about
     url: str  # document url with the section anchor, "" when the document has no url
 
 

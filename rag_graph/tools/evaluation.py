@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 from ..config import Settings
+from ..flow.output import cited_ids
 from .question_sets import SPLITS, Case, QuestionSetError, load_cases, parse_case, select_split  # noqa: F401 (imported from here too)
 
 RETRIEVAL_METRICS = ("mrr", "ndcg", "keyword_coverage", "avg_chunk_chars")
@@ -80,7 +81,7 @@ def abstained(output: dict) -> bool:
 
 
 def citations_valid(output: dict, context_ids: list[str]) -> bool:
-    return {c["chunk_id"] for c in output.get("citations", [])} <= set(context_ids)
+    return set(cited_ids(output.get("citations", []))) <= set(context_ids)
 
 
 def percentile(values: list[float], p: float) -> float | None:

@@ -132,3 +132,21 @@ def test_ask_answers_from_an_edited_document_and_with_nothing_changed_still_name
     handbook.write_text(handbook.read_text().replace("up to 3 days a week", "up to 4 days a week"))
     edited = citebot("ask", question, db=db, env=env)
     assert "4 days a week" in edited.stdout and "3 days a week" not in edited.stdout, edited.stdout
+
+
+def test_an_answer_from_two_chunks_of_one_section_lists_that_section_once_under_sources(db):
+    """"and who approves it?" quotes both chunks of Remote Work; the reader sees one source line,
+    and the JSON keeps both chunk ids for feedback."""
+    result = citebot("chat", db=db, stdin="How many days can I work remotely?\nand who approves it?\n")
+    assert result.returncode == 0, result.stderr
+    reply = result.stdout.split("> and who approves it?")[1]
+    assert "Your manager approves the request" in reply
+    sources = [line for line in reply.split("Sources:")[1].splitlines() if line.startswith("  - ")]
+    assert sources.count("  - Employee Handbook 2025 › Remote Work <https://handbook.orrinfold.example/2025#remote-work>") == 1
+    assert len(sources) == len(set(sources))
+    history = json.dumps([{"role": "user", "content": "How many days can I work remotely?"},
+                          {"role": "assistant", "content": reply.split("Sources:")[0].strip()}])
+    out = json.loads(citebot("ask", "--json", "--history", "/dev/stdin", "and who approves it?", db=db,
+                             stdin=history).stdout)
+    remote = [c for c in out["citations"] if c["section"] == "Remote Work"]
+    assert len(remote) == 1 and len(remote[0]["chunk_ids"]) == 2

@@ -9,7 +9,7 @@ from ..deps import Deps
 from ...language.message import normalize
 from ...language.spelling import reading_note
 from ..gap import closest_chunk, describe_gap, describe_unconfirmed, writer_unconfirmed
-from ..output import FAILURE_MESSAGES, GENERIC_FAILURE, cite, final_output
+from ..output import FAILURE_MESSAGES, GENERIC_FAILURE, cite, cited_ids, final_output
 from ..state import State
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ def _reading(state: State) -> str:
 
 def finalize_answer(state: State, runtime: Runtime[Deps]) -> dict:
     citations = state["citations"]
-    cited = {c["chunk_id"] for c in citations}
+    cited = set(cited_ids(citations))
     best = max((c for c in state["context"] if c["chunk_id"] in cited), key=lambda c: c.get("relevance", 0))
     tuning = runtime.context.tuning
     confidence = (tuning.confidence_similarity_weight * min(1.0, best.get("similarity", 0.0) / tuning.confidence_similarity_scale)

@@ -9,7 +9,7 @@ from langgraph.runtime import Runtime
 
 from ..deps import Deps
 from ...tuning import DEFAULT, Tuning
-from ..output import cite
+from ..output import cite_all
 from ..state import State
 from ...answer.clean import join_sentences
 from ...answer.support import SupportChecker, answers, judge
@@ -102,7 +102,7 @@ def validate_grounding(state: State, runtime: Runtime[Deps]) -> dict:
         status = "grounded"
     else:
         status = "partially_supported" if supported else "unsupported"
-    citations = [cite(chunk, runtime.context.source_url) for chunk in cited]
+    citations = cite_all(cited, runtime.context.source_url)
     update = {"grounding_status": status, "citations": citations if status == "grounded" else []}
     if status == "grounded" and dropped:  # only what is supported is shown
         update["draft_answer"] = {**draft, "answer": join_sentences([s["text"] for s in supported]),
