@@ -159,6 +159,20 @@ class Tuning:
     max_answer_chars: int = 600
     # A lead-in's list this short is answered whole ("…on a variety of topics: grief; …"). 685622f.
     list_chars: int = 300
+    # A sentence that shares this much of the terms it and one the answer already shows hold
+    # (Jaccard), with no number or "not" apart, is that passage again from another version or page
+    # ("The four relevant files are: npm builtin config file" after "…npm's built-in configuration
+    # file", 0.7): it is left out. Issue 40's reply defects (tools/reply_defects): "…and the
+    # policies will terminate on your final day" beside "You're eligible for coverage on your first
+    # day" (0.62) stays, and so does "any unused travel comp time will be forfeited" beside "your
+    # comp time will be paid out" (0.5).
+    repeat_share: float = 0.7
+    # A list item of fewer words than this that opens its section with no lead-in sentence is a
+    # label or a clause ("Two YubiKeys registered", "Upgrades to business or first class, unless
+    # approved in advance by the CFO." under "What is not reimbursed"): it is shown after its
+    # heading. A longer one is a sentence of its own, and the heading would take another
+    # sentence's room (handbook dev: California's "…up to 52 weeks" lost its place). Issue 40.
+    heading_lead_words: int = 15
     # Word score of a sentence: the heading's share of the question's terms counts this much,
     # its chunk's standing this much, each place lower in relevance order costs this much, and a
     # sentence longer than long_sentence_chars x long_sentence_free pays this much per

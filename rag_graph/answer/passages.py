@@ -70,6 +70,9 @@ class Candidate:
     lead_in: str = ""  # a list item's: the sentence that leads in to its list ("…in advance for:")
     lead_at: int = -1  # and that sentence's position among the chunk's (-1: too short to be one)
     titled: bool = False  # of the kind asked for only through its heading, which the answer then shows
+    # an item of a list that opens its section with no lead-in sentence: the heading that says what
+    # the items are ("What is not reimbursed"), shown before it as a lead-in is
+    heading_lead: str = ""
 
     def __post_init__(self):
         self.last = max(self.last, self.position)
@@ -123,7 +126,10 @@ def leading(lead_in: str) -> str:
 def shown_lead_in(item: Candidate, picked: list[Candidate]) -> str:
     """What a picked list item needs before it to mean what it says: its lead-in, unless that is
     picked too. "Conference events that cost more than $2,500" answers "how early?" only after
-    "Three to five weeks in advance for:"."""
+    "Three to five weeks in advance for:"; "Upgrades to business or first class, unless approved
+    in advance by the CFO." reads as the opposite of what it says without "What is not reimbursed:"."""
+    if not item.lead_in and item.heading_lead:
+        return clean_sentence(leading(item.heading_lead))
     if not item.lead_in or any(c.rank == item.rank and c.position <= item.lead_at <= c.last for c in picked):
         return ""
     return clean_sentence(TEMPLATE_TAG.sub(" ", leading(item.lead_in)))

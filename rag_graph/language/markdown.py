@@ -150,6 +150,19 @@ def lead_ins(text: str) -> dict[str, str]:
 
 
 @lru_cache(maxsize=4096)
+def opening_items(text: str) -> frozenset[str]:
+    """The items (as `sentences` gives them) of a list that opens the text with no sentence
+    leading in to it: under "## What is not reimbursed" the heading is what says what they are."""
+    blocks = _blocks(text)
+    if not blocks or blocks[0][1]:
+        return frozenset()
+    lines = blocks[0][0].splitlines()
+    if not LIST_ITEM.match(lines[0]) or len(_table_lines(lines)) >= 2:
+        return frozenset()
+    return frozenset(_items(lines))
+
+
+@lru_cache(maxsize=4096)
 def table_sentences(text: str) -> frozenset[str]:
     """The sentences `sentences` makes of the text's tables: rows, or the cells of wide rows."""
     tables = (_table_lines(block.splitlines()) for block, code in _blocks(text) if not code)

@@ -140,7 +140,7 @@ def table(old: dict, new: dict | None = None) -> str:
             return str(o)
         n = new.get(key, Counter())[kind]
         return str(n) if n == o else f"**{o} → {n}**"
-    for key in sorted(set(old) | set(new or {})):
+    for key in sorted(set(new) if new is not None else set(old)):  # a run of some sets: those
         total_old.update(old.get(key, Counter()))
         total_new.update((new or {}).get(key, Counter()))
         aside = " (aside)" if key[0] in ASIDE else ""

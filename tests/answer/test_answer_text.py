@@ -125,3 +125,46 @@ def test_a_glossary_definition_reads_as_term_colon_definition(engine):
     # the glossary's definition list ("**Quiet Week**\n: The days between…") read "Quiet Week : The days"
     answer = engine.ask("what's the deal with Quiet Week?")["answer"]
     assert "Quiet Week: The days between Christmas and New Year" in answer
+
+
+def test_a_list_item_under_its_heading_is_shown_with_the_heading_that_says_what_the_list_is(engine):
+    """"Can I fly business class?" quoted "Upgrades to business or first class, unless approved in
+    advance by the CFO." alone, a line of "What is not reimbursed" that reads as the opposite."""
+    answer = engine.ask("Can I fly business class?")["answer"]
+    assert "What is not reimbursed: Upgrades to business or first class" in answer
+    # from several documents, the heading follows the document's name as the Sources write it
+    checklist = chunk("onboarding::first-week-checklist::0",
+                      "- [ ] Okta and Slack set up\n- [ ] Two YubiKeys registered\n- [ ] Met your buddy",
+                      title="Onboarding — Your First Week", section="First-week checklist")
+    on_call = chunk("eng::expected::0", "Run `relayctl` against production with your YubiKey before your first shift.",
+                    title="Engineering — On-Call Guide", section="What is expected of you")
+    said = compose("how many YubiKeys do I register in my first week?", [checklist, on_call])["answer"]
+    assert "Onboarding › First-week checklist: Two YubiKeys registered." in said
+    # a list a sentence leads in to keeps that sentence, not the heading
+    led = chunk("te::not-reimbursed::0", "We do not pay for:\n\n- Upgrades to business class.\n- Parking fines.",
+                section="What is not reimbursed")
+    assert compose("are parking fines paid?", [led])["answer"].startswith("We do not pay for:")
+
+
+def test_the_same_passage_from_two_versions_is_said_once_and_a_different_number_is_not_a_repeat():
+    new = chunk("using-npm-config::npmrc-files::0",
+                "The four relevant files are: npm's built-in configuration file (`/path/to/npm/npmrc`).",
+                title="Config", section="npmrc Files")
+    old = chunk("configuring-npm-npmrc::files::0",
+                "The four relevant files are: npm builtin config file (`/path/to/npm/npmrc`).",
+                title="npmrc", section="Files", similarity=0.69)
+    answer = compose("where is the builtin npm config file?", [new, old])["answer"]
+    assert answer.count("The four relevant files are") == 1
+    shares = chunk("profit::shares::0", "You accrue one share per month and max out your shares at 6 years.",
+                   title="Profit Sharing 2024", section="Shares")
+    older = chunk("profit-2019::shares::0", "You accrue one share per month and max out your shares at 10 years.",
+                  title="Profit Sharing 2019", section="Shares", similarity=0.69)
+    both = compose("when do I max out my profit sharing shares?", [shares, older])["answer"]
+    assert "6 years" in both and "10 years" in both
+    # a table row after the lead-in that listed the table says nothing new
+    laptops = chunk("equipment::laptops::0", "Every employee chooses one of two laptops:\n\n| Model | Memory |\n|---|---|\n"
+                    "| MacBook Pro 14-inch | 36 GB |\n| ThinkPad X1 Carbon | 32 GB |", title="Equipment", section="Laptops")
+    again = chunk("equipment-faq::laptops::0", "| Model | Memory |\n|---|---|\n| MacBook Pro 14-inch | 36 GB |",
+                  title="Equipment FAQ", section="Laptops", similarity=0.69)
+    answer = compose("which laptops can I choose, a MacBook Pro with 36 GB?", [laptops, again])["answer"]
+    assert answer.count("MacBook Pro 14-inch") == 1, answer

@@ -11,6 +11,7 @@ from ...language.markdown import (
     lead_ins,
     link_labels,
     lists,
+    opening_items,
     own_heading,
     sentences,
     table_sentences,
@@ -68,6 +69,11 @@ def _of_chunk(rank: int, chunk: dict, place: int, asked: _Asked, t: Tuning) -> l
     heading = term_set(f"{chunk['title']} {chunk.get('section', '')}")
     parts, tables = sentences(chunk["body"]), table_sentences(chunk["body"])
     led = lead_ins(chunk["body"])
+    # items of a list that opens the section, short enough to lean on its heading; one that leads
+    # in to what follows it ("* Grant access:" and its command) says itself what it is
+    opening = {item for item in opening_items(chunk["body"])
+               if len(words(item)) < t.heading_lead_words and not item.rstrip().endswith(":")}
+    section = own_heading(chunk.get("section") or "")
     out = []
     for position, sentence in enumerate(parts):
         if not is_code(sentence) and (PLACEHOLDER.search(sentence) or FORM_FIELD.match(sentence)):
@@ -101,7 +107,8 @@ def _of_chunk(rank: int, chunk: dict, place: int, asked: _Asked, t: Tuning) -> l
             score -= t.pointer_penalty
         out.append(Candidate(score, score, rank, position, sentence, chunk["chunk_id"], own, heading,
                              tuple(chunk.get("answers_parts") or ()), typed, last, tabular,
-                             lead, parts.index(lead) if lead in parts else -1, titled))
+                             lead, parts.index(lead) if lead in parts else -1, titled,
+                             section if parts[position] in opening and not lead else ""))
     return out
 
 

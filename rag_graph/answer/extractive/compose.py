@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ...language.markdown import LIST_ITEM, is_code, own_heading
-from ...language.words import term_set
+from ...language.words import term_set, words
 from ...tuning import Tuning
 from ..clean import clean_sentence, join_sentences
 from ..passages import Candidate, document_subject, section_subject, shown_lead_in
@@ -29,9 +29,13 @@ def compose(picked: list[Candidate], context: list[dict], parts: list[str], tuni
     for at, (candidate, text, label) in enumerate(ordered):
         subject = subjects[candidate.chunk_id]
         lead = shown_lead_in(candidate, picked)
-        if lead and (candidate.rank, candidate.lead_in) not in led:
-            led.add((candidate.rank, candidate.lead_in))
-            text = f"{lead} {text}"
+        headed = False  # the lead-in shown is the section's heading
+        if lead and (candidate.rank, candidate.lead_in or candidate.heading_lead) not in led:
+            led.add((candidate.rank, candidate.lead_in or candidate.heading_lead))
+            headed = not candidate.lead_in
+            if headed and candidate.titled:  # the heading is the subject already
+                lead = ""
+            text = f"{lead} {text}" if lead else text
         following = ordered[at + 1][0] if at + 1 < len(ordered) else None
         if text.endswith(":") and not (following and following.rank == candidate.rank
                                        and following.position > candidate.last
@@ -40,7 +44,10 @@ def compose(picked: list[Candidate], context: list[dict], parts: list[str], tuni
             # a lead-in whose long list is not shown ("…11 public holidays in 2025:") is a statement
             text = text[:-1] + "."
         if (several or candidate.titled) and label and subject != previous:  # once per run of sentences
-            text = f"{subject}:{text}" if text.startswith("\n") else f"{subject}: {text}"  # code keeps its lines
+            # the heading that leads in to an item is said as the Sources say it: "Onboarding ›
+            # First-week checklist: Two YubiKeys registered.", not "Onboarding: First-week checklist: …"
+            joiner = " › " if headed and lead else ": "
+            text = f"{subject}:{text}" if text.startswith("\n") else f"{subject}{joiner}{text}"  # code keeps its lines
         previous = subject
         out.append({"text": text, "chunk_ids": [candidate.chunk_id]})
     return {"answer": join_sentences([s["text"] for s in out]), "sentences": out}
@@ -63,22 +70,42 @@ def _subjects(picked: list[Candidate], context: list[dict], parts: list[str]) ->
     return subjects
 
 
+# Words that turn a sentence into its opposite; stopwords to the term sets, so looked for apart.
+_NEGATIONS = frozenset("no not never cannot can't don't doesn't isn't aren't won't without unless except".split())
+
+
+def repeats(text: str, shown: str, share: float) -> bool:
+    """The text says again what `shown` says ("18F was officially launched within GSA on March 19,
+    2014." after "GSA officially launched 18F on March 19, 2014."): the two share `share` of their
+    terms, or `shown` holds all of the text's (a table row after the lead-in that listed the
+    table), and the text adds no number and neither holds a "not" the other lacks ("…max out at
+    10 years" is no repeat of "…at 6 years", nor "Credit hours: No" of "Credit hours: Yes")."""
+    terms, before = term_set(text), term_set(shown)
+    if text == shown:
+        return True
+    if not terms or len(terms & before) < share * len(terms | before) and not terms <= before:
+        return False
+    differ = {w.lower() for w in words(text)} ^ {w.lower() for w in words(shown)}
+    return not (differ & _NEGATIONS or any(ch.isdigit() for term in terms - before for ch in term))
+
+
 def _fitting(picked: list[Candidate], subjects: dict[str, str], tuning: Tuning) -> list[Kept]:
     """The picked sentences that fit in the answer's room, best first: what does not fit is
     what matters least."""
     several = len({subjects[c.chunk_id] for c in picked}) > 1
-    kept, length = [], 0
+    kept, length, said = [], 0, []  # said: each kept sentence with its lead-in, as the reader sees it
     for candidate in picked:
         text = clean_sentence(candidate.text)
-        if any(text == other for _, other, _ in kept):  # one policy written in two sections
+        lead = shown_lead_in(candidate, picked)
+        if any(repeats(f"{lead} {text}", other, tuning.repeat_share) for other in said):  # one policy written twice
             continue
         subject = subjects[candidate.chunk_id]
         # Answers from several documents say which is which ("Leave types: …"); a sentence whose
         # heading holds the answer says that heading.
         label = candidate.titled or (several and not term_set(subject) <= candidate.terms)
-        lead = len(shown_lead_in(candidate, picked))
-        if kept and length + len(text) + lead + (len(subject) + 2) * label > tuning.max_answer_chars:
+        if kept and length + len(text) + len(lead) + (len(subject) + 2) * label > tuning.max_answer_chars:
             continue
         kept.append((candidate, text, label))
-        length += len(text) + lead + (len(subject) + 2) * label + 1
+        said.append(f"{lead} {text}")
+        length += len(text) + len(lead) + (len(subject) + 2) * label + 1
     return kept
