@@ -80,7 +80,7 @@ def bare_items(output: dict, chunks: dict[str, str]) -> list[str]:
     for citation in output.get("citations") or []:
         text = chunks.get(citation.get("chunk_id"), "")
         head, _, body = text.partition("\n\n")
-        for item, lead in _items(body, own_heading(head)):
+        for item, lead in _items(body, own_heading(head.splitlines()[0] if head else "")):  # not its keywords line
             shown = _key(item)
             if (len(shown.split()) < 2 or len(shown.split()) >= FRAGMENT or shown not in alone
                     or _DEFINES.match(clean_sentence(item))):
