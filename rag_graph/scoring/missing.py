@@ -59,8 +59,10 @@ def foreign_terms(question: str, search_query: str, chunks: list[dict], vocabula
     reduced = [re.sub(rf"\b{re.escape(word)}\b", " ", search_query, flags=re.I) for word in words]
     best = embedder.encode_passages([chunks[0]["text"]])[0]
     closeness = float(embedder.encode_query(search_query) @ best)
-    foreign = unknown + [word for word, without in zip(words, embedder.encode(reduced) @ best)
-                         if float(without) - closeness > tuning.foreign_margin]
+    # Queries, cached as queries: the grounding check asks again about the words the answer left
+    # behind, and the reduced queries are the same texts (the model's vectors are the same bits).
+    without = embedder.encode_queries(reduced) @ best if reduced else []
+    foreign = unknown + [word for word, then in zip(words, without) if float(then) - closeness > tuning.foreign_margin]
     return [word for word in foreign if not has_synonym(word, chunks, embedder, tuning)]
 
 
