@@ -15,7 +15,7 @@ from rag_graph.config import Settings, SettingsError
 from rag_graph.engine import Engine
 from rag_graph.errors import ModelError, RefreshError, RefreshInProgress
 from rag_graph.tools.evaluation import SPLITS
-from bot.reply import CLOSEST, label, with_notes
+from bot.reply import CLOSEST, HEDGE, label, with_notes
 
 log = logging.getLogger("citebot")
 
@@ -76,7 +76,8 @@ def _access(args):
 
 
 def format_answer(output: dict) -> str:
-    lines = [with_notes(output)]
+    lines = [HEDGE] if output.get("hedged") and output["status"] == "answered" else []
+    lines.append(with_notes(output))
     if output["citations"]:
         lines.append("Sources:")
         for c in output["citations"]:

@@ -12,6 +12,9 @@ DONT_KNOW_WHY = "The documents I can search don't answer this, so I won't guess.
 MISSING = "What's missing:"
 CLOSEST = "Closest section:"
 SORRY = "Sorry, something went wrong while I was looking this up."
+# Said first, before an answer the flow marked `hedged` (its doubt model expects it to be wrong):
+# the asker still gets the quote and its sources, and knows to check them.
+HEDGE = "I'm not sure this answers your question. The closest I found:"
 
 # Only links a chat client will open; anything else (relative paths, javascript:) is shown as text.
 _SAFE_URL = re.compile(r"^(https?://|mailto:)\S+$", re.IGNORECASE)
@@ -48,6 +51,7 @@ class Reply:
     text: str  # the answer with its note in brackets after it (with_notes)
     body: str  # the answer without the note
     note: str  # the graph's notes as one ("" when it had none): a typo's reading, a superseded source
+    hedge: str  # HEDGE when the answer is one the bot doubts, said before it; else ""
     sentences: tuple[Sentence, ...]
     sources: tuple[Source, ...]
     gap: str
@@ -68,7 +72,9 @@ class Reply:
         """The reply as one line of text: a notification, and what the next turn reads back."""
         if self.status == "insufficient_context":
             return f"{DONT_KNOW} {self.gap}".strip()
-        return self.text if self.status == "answered" else self.body
+        if self.status == "answered":
+            return f"{self.hedge} {self.text}" if self.hedge else self.text
+        return self.body
 
     def feedback_record(self) -> dict:
         """What a vote on this reply is about, in every platform's feedback record."""
@@ -124,7 +130,8 @@ def build_reply(output: dict, ref: str, question: str = "", ask_hint: str = "",
         marked = (Sentence(body, tuple(range(1, len(sources) + 1))),)
     near = output.get("closest") if status == "insufficient_context" else None
     closest = Source(label(near), safe_url(near.get("url")), ()) if near and safe_url(near.get("url")) else None
-    return Reply(status=status, text=text, body=body, note=note, sentences=marked, sources=sources,
+    hedge = HEDGE if status == "answered" and output.get("hedged") else ""
+    return Reply(status=status, text=text, body=body, note=note, hedge=hedge, sentences=marked, sources=sources,
                  gap=(output.get("knowledge_gap") or "") if status == "insufficient_context" else "",
                  closest=closest,
                  ask_hint=ask_hint, ref=ref, question=question,

@@ -325,12 +325,15 @@ class Engine:
     def warm_up(self, many: bool = True) -> None:
         """Load the model, the word classes, the reranker, and what questions for everyone read of
         the index (its vocabulary, names and, where documents are restricted, the public full-text
-        index) before the first real question (a reranker that cannot load stops here, in one line).
+        index) before the first real question (a reranker or doubt model that cannot load stops here,
+        in one line).
         `many`: questions will follow one another; what only repays itself over many (every chunk's
         terms, 0.4 s on 18F) is done too. `citebot ask` answers one and skips it."""
         from .language.subject import names_a_subject
+        from .scoring import doubt
 
         self.embedder.encode_query("warm up")
+        doubt.shipped()  # a doubt model fitted on other features than the code's stops here, in one line
         if self.deps.reranker is not None:
             self.deps.reranker.warm_up()
         names_a_subject("warm")  # its dictionary loads on first use (0.4 s)

@@ -95,7 +95,9 @@ class Conversations:
             return
         reply = self.answering.answer(question, on_text=delivery.text if delivery.can_stream else None)
         message, body, closing = render(reply), "", None
-        if reply.status == "answered":  # the answer's own words and closing blocks complete a stream
+        # The answer's own words and closing blocks complete a stream; a hedged answer's stream is
+        # edited into the message instead, so that the hedge comes first.
+        if reply.status == "answered" and not reply.hedge:
             body, closing = reply.body, tail(reply)
         if self.experts:
             place = (delivery.channel, delivery.thread_ts, question.text, question.asker)

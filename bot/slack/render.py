@@ -123,9 +123,10 @@ def tail(reply: Reply) -> list[dict]:
 def render(reply: Reply) -> dict:
     if reply.status == "answered":
         closing = tail(reply)
+        opening = [_section(f"_{escape(reply.hedge)}_")] if reply.hedge else []
         text = escape(reply.plain)
         return {"text": split_text(text, MAX_TEXT)[0] if text else "",
-                "blocks": _fit(split_text(escape(reply.body)), MAX_BLOCKS - len(closing)) + closing}
+                "blocks": opening + _fit(split_text(escape(reply.body)), MAX_BLOCKS - len(opening) - len(closing)) + closing}
     if reply.status == "insufficient_context":
         blocks = [_section(f"*{DONT_KNOW}* {DONT_KNOW_WHY}")]
         if reply.gap:

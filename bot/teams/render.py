@@ -87,6 +87,8 @@ def marked(reply: Reply) -> str:
 def render(reply: Reply) -> Activity:
     if reply.status == "answered":
         answer = marked(reply)
+        if reply.hedge:  # said first: the bot doubts this answer
+            answer = f"_{escape(reply.hedge)}_\n\n{answer}"
         if reply.note:
             answer += f"\n\nℹ️ {escape(reply.note)}"
         return _message(answer, citations(reply))

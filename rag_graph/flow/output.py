@@ -38,6 +38,7 @@ def final_output(state: State, status: str, answer: str, citations=(), confidenc
         "knowledge_gap": clean_for_user(knowledge_gap, []) if knowledge_gap else None,
         "closest": cleaned(closest, trusted) if closest else None,
         "notes": [clean_for_user(note, [], trusted) for note in notes],
+        "hedged": False,  # finalize_answer: an answer the doubt model expects to be wrong
         # Error codes only: details (stack traces, rows) stay in the log.
         "errors": [error.split(":")[0] if not error.startswith("invalid_input") else error
                    for error in state.get("errors", [])],

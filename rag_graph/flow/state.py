@@ -37,6 +37,9 @@ class FinalOutput(TypedDict):
     # Said about an answer, apart from it: how a typo was read, a superseded source that
     # disagreed, a writer that was unavailable. Each a phrase; the chat adapters show them apart.
     notes: list[str]
+    # An answer the doubt model expects to be wrong (scoring/doubt.py): given all the same, and
+    # the chat adapters say first that the bot is not sure. False for every other reply.
+    hedged: bool
     errors: list[str]
 
 

@@ -54,13 +54,14 @@ class Ranker(Linear):
     candidates: int = 10
 
 
-def linear(data: dict, expected: tuple[str, ...], where: str = "model") -> Linear:
-    """The linear model a file's data holds, if it was fitted on the `expected` features."""
+def linear(data: dict, expected: tuple[str, ...], where: str = "model", refit: str = "citebot tune") -> Linear:
+    """The linear model a file's data holds, if it was fitted on the `expected` features; `refit`
+    is the command that fits it again."""
     try:
         features = tuple(data["features"])
         if features != expected:
             raise ModelError(f"{where} was fitted on features {list(features)}, the code computes "
-                             f"{list(expected)}: refit it with `citebot tune`")
+                             f"{list(expected)}: refit it with `{refit}`")
         arrays = [np.asarray(data[name], dtype=float) for name in ("mean", "scale", "coef")]
         if any(a.shape != (len(expected),) for a in arrays) or not all(np.isfinite(a).all() for a in arrays):
             raise ModelError(f"{where}: mean, scale and coef must be {len(expected)} finite numbers each")

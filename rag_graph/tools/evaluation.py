@@ -117,6 +117,8 @@ def score_question(case: Case, texts: list[str], output: dict, context_ids: list
         if case.answerable and case.keywords else None,
         "answered": output.get("status") == "answered" if case.answerable else None,
         "abstained": abstained(output) if not case.answerable else None,
+        # of every answer given: said with "I'm not sure…" first (the doubt model, scoring/doubt.py)
+        "hedged": bool(output.get("hedged")) if output.get("status") == "answered" else None,
         "citations_valid": citations_valid(output, context_ids),
         "latency_ms": latency_ms,
     })
@@ -144,6 +146,7 @@ def aggregate(scores: list[dict]) -> dict:
             "answer_recall": _mean(s["answer_recall"] for s in scores),
             "answerable": sum(s["answered"] is not None for s in scores),
             "answered_rate": _mean(s["answered"] for s in scores),
+            "hedged_rate": _mean(s.get("hedged") for s in scores),
             "unanswerable": sum(s["abstained"] is not None for s in scores),
             "abstention_rate": _mean(s["abstained"] for s in scores),
             "invalid_citations": sum(not s["citations_valid"] for s in scores),
@@ -277,7 +280,7 @@ def summarize(cases: list[Case], scores: list[dict], k: int, baseline_scores: li
 
 _COLUMNS = [("n", "questions", "{:d}"), ("MRR", "mrr", "{:.3f}"), ("nDCG@{k}", "ndcg", "{:.3f}"),
             ("cov@{k}", "keyword_coverage", "{:.3f}"), ("ans_rec", "answer_recall", "{:.3f}"),
-            ("answered", "answered_rate", "{:.1%}"), ("abstain", "abstention_rate", "{:.1%}"),
+            ("answered", "answered_rate", "{:.1%}"), ("hedged", "hedged_rate", "{:.1%}"), ("abstain", "abstention_rate", "{:.1%}"),
             ("bad_cit", "invalid_citations", "{:d}"), ("chars", "avg_chunk_chars", "{:.0f}"),
             ("p50_ms", "latency_p50_ms", "{:.0f}"), ("p95_ms", "latency_p95_ms", "{:.0f}"),
             ("cpu_ms", "cpu_ms_per_question", "{:.0f}")]

@@ -7,13 +7,14 @@ tell: `python -m rag_graph.tools.wrong_answers`.
 `eval/judged/replies-dev.jsonl` holds a person's judgment of answered dev-half replies (right /
 partial / wrong, docs/measuring.md "Judged replies"). With `--reports` (the folder `eval_all`
 wrote) it prints, per corpus, the answered dev replies by judgment and how many replies that miss
-every keyword are right; a judgment whose reply hash no longer matches the reply is counted as
+every keyword are right, and how many wrong, right and partial answers were given hedged
+(`final_output["hedged"]`, scoring/doubt.py); a judgment whose reply hash no longer matches the reply is counted as
 stale, not used. With `--out`/`--db` it asks every question through the flow (`labels.record_set`,
 cached per set), records the signals the flow computed for each answer (`SIGNALS`), and reports
 each signal's ROC AUC for wrong against right and a logistic model fitted with each corpus left
-out: on the held-out corpus, how many wrong and how many right answers a decline at the model's
-threshold (set on the other corpora to decline at most a tenth of their right answers) would turn
-into "I don't know".
+out: on the held-out corpus, how many wrong and how many right answers the model's threshold
+(set on the other corpora to flag at most a tenth of their right answers) would flag. `--fit`
+writes the flow's model (scoring/doubt.json); the flow gives a flagged answer hedged.
 """
 from __future__ import annotations
 
@@ -25,21 +26,23 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from ..scoring.doubt import FEATURES, FIT_COMMAND, MODEL_FILE, measure
+from ..scoring.learned import MODEL_DIR
 from .eval_all import ROOT, SETS
 
 JUDGED = ROOT / "eval" / "judged" / "replies-dev.jsonl"
 SUFFIX = ".replies.jsonl"
 JUDGMENTS = ("right", "partial", "wrong")
-# The signals recorded per answered reply, each a number the flow has when it answers.
-SIGNALS = (
-    "confidence", "similarity", "coverage", "subject_coverage", "relevance", "relevance_margin",
-    "late", "late_margin", "cited_rank", "citations", "cited_sources", "retrieval_attempts",
-    "rewrite_used", "follow_up", "borrowed", "parts", "contradictory", "grounded",
-    "answer_coverage", "answer_subject_coverage", "kind_wanted", "kind_missing", "answer_chars",
-    "section_match", "title_match",
-)
+# The signals recorded per answered reply: what the flow's doubt model reads.
+SIGNALS = FEATURES
 # Declining may cost at most this share of the right answers of the corpora a threshold is set on.
 RIGHT_DECLINED = 0.10
+# The share of right answers the shipped threshold is set to flag (on every corpus's
+# out-of-corpus odds); a flagged answer is given hedged. Of the measured shares, each corpus held
+# out, only 5 % flags at least 1/3 of the wrong answers and at most 1/10 of the right ones (20 of
+# 57 wrong, 13 of 248 right; 2 %: 13 of 57 wrong; 10 %: 29 of 57 wrong but 26 of 248 right, more
+# than a tenth). The table's "declined" columns count the answers a threshold flags.
+SHIPPED_SHARE = 0.05
 
 
 def history_hash(history: list[dict]) -> str:
@@ -76,7 +79,7 @@ def report_rows(reports: Path) -> list[dict]:
                 continue
             rows.append({"set": name, "corpus": corpus, "question": q["question"],
                          "history": history_hash(q["history"]), "reply": reply_hash(output["answer"]),
-                         "recall": q["scores"].get("answer_recall")})
+                         "recall": q["scores"].get("answer_recall"), "hedged": bool(output.get("hedged"))})
     return rows
 
 
@@ -144,55 +147,8 @@ def record_case(engine, case) -> dict:
               "recall": answer_recall(output.get("answer", ""), case.keywords)
               if case.answerable and case.keywords else None}
     if output.get("status") == "answered":
-        record["signals"] = measure(engine, state, bool(case.history))
+        record["signals"] = measure(state, output, engine.index.vocabulary(), engine.embedder)
     return record
-
-
-def measure(engine, state, follow_up: bool) -> dict:
-    """The SIGNALS of an answered state."""
-    from ..answer.kinds import holds_answer, wanted_answer
-    from ..language.markdown import sentences
-    from ..language.words import terms_held, weighted_coverage
-    from ..scoring.features import signals
-    from ..scoring.missing import subject_weights
-    from ..scoring.relevance import by_relevance, query_weights
-
-    output, ranked = state["final_output"], state.get("ranked_chunks") or []
-    vocabulary = engine.index.vocabulary()
-    query = state.get("retrieval_query") or state["normalized_query"]
-    own = state["question"].own if state.get("question") else state["normalized_query"]
-    judged = by_relevance(ranked)
-    best = judged[0] if judged else {}
-    second = judged[1] if len(judged) > 1 else {}
-    late = [float(c["late"]) for c in ranked[:2] if c.get("late") is not None]
-    cited = [c["chunk_id"] for c in output["citations"]]
-    order = [c["chunk_id"] for c in ranked]
-    context = {c["chunk_id"]: c for c in state.get("context") or []}
-    first = context.get(cited[0]) if cited else None
-    measured = signals(query, [first], vocabulary, engine.embedder)[0] if first else {}
-    answer = output["answer"]
-    held = terms_held(own, answer)
-    wanted = wanted_answer(own)
-    return {
-        "confidence": output["confidence"],
-        "similarity": float(best.get("similarity") or 0), "coverage": float(best.get("coverage") or 0),
-        "subject_coverage": weighted_coverage(subject_weights(query, vocabulary), terms_held(query, best.get("text", ""))),
-        "relevance": float(best.get("relevance") or 0),
-        "relevance_margin": float(best.get("relevance") or 0) - float(second.get("relevance") or 0),
-        "late": late[0] if late else 0.0, "late_margin": late[0] - late[1] if len(late) == 2 else 0.0,
-        "cited_rank": order.index(cited[0]) if cited and cited[0] in order else len(order),
-        "citations": len(cited), "cited_sources": len({c["source_id"] for c in output["citations"]}),
-        "retrieval_attempts": output["retrieval_attempts"], "rewrite_used": bool(state.get("query_rewrites")),
-        "follow_up": follow_up, "borrowed": bool(state.get("question") and state["question"].carried),
-        "parts": len(state.get("sub_questions") or []), "contradictory": state.get("context_quality") == "contradictory",
-        "grounded": output["grounding_status"] == "grounded",
-        "answer_coverage": weighted_coverage(query_weights(own, vocabulary), held),
-        "answer_subject_coverage": weighted_coverage(subject_weights(own, vocabulary), held),
-        "kind_wanted": bool(wanted),
-        "kind_missing": bool(wanted) and not any(holds_answer(s, wanted) for s in sentences(answer) or [answer]),
-        "answer_chars": math.log1p(len(answer)),
-        "section_match": float(measured.get("section_match", 0)), "title_match": float(measured.get("title_match", 0)),
-    }
 
 
 def build_set(name: str, db: Path, out: Path, force: bool):
@@ -304,6 +260,53 @@ def separate(rows: list[dict], shares=(0.02, 0.05, RIGHT_DECLINED)) -> None:
         print(f"\n>= 1/3 of wrong and <= 1/10 of right declined, held out: {'yes' if met else 'no'}")
 
 
+def write_model(rows: list[dict], path: Path, command: str) -> dict:
+    """Fit the doubt model on every corpus's rows, set its threshold on their out-of-corpus odds
+    to decline SHIPPED_SHARE of the right answers, and write it with its origin and its figures
+    with each corpus held out (scoring/doubt.py reads it)."""
+    used = _fitted(rows)
+    model = fit(used)
+    scaler, regression = model[0], model[-1]
+    table = held_out(rows, SHIPPED_SHARE)
+    data = json.dumps([[r["set"], r["question"], r["history"], r["judgment"], [r["signals"][n] for n in SIGNALS]]
+                       for r in used], ensure_ascii=False)
+    written = {
+        "command": command, "data_hash": hashlib.sha256(data.encode()).hexdigest()[:16],
+        "fitted_on": [str(JUDGED.relative_to(ROOT)), "answered dev replies of the 15 sets of tools/eval_all.py"],
+        "rows": {"wrong": sum(r["judgment"] == "wrong" for r in used), "right": sum(r["judgment"] == "right" for r in used)},
+        "share_of_right_declined": SHIPPED_SHARE,
+        "threshold": round(threshold(out_of_corpus(used), [r["judgment"] == "wrong" for r in used], SHIPPED_SHARE), 6),
+        "held_out": {corpus: {k: (round(v, 3) if k == "auc" else v) for k, v in c.items()} for corpus, c in table.items()},
+        "features": list(SIGNALS), "mean": [round(float(v), 6) for v in scaler.mean_],
+        "scale": [round(float(v), 6) for v in scaler.scale_],
+        "coef": [round(float(v), 6) for v in regression.coef_[0]],
+        "intercept": round(float(regression.intercept_[0]), 6),
+    }
+    path.write_text(json.dumps(written, indent=1) + "\n")
+    return written
+
+
+def print_hedged(rows: list[dict]) -> bool:
+    """Per corpus: how many of the wrong, right (judged or holding every keyword) and partial
+    answers were given hedged (final_output["hedged"], scoring/doubt.py). True when at least 1/3
+    of the wrong and at most 1/10 of the right ones were (in-sample: the model was fitted on
+    these dev replies)."""
+    table: dict[str, Counter] = defaultdict(Counter)
+    for row in rows:
+        kind = "right" if row["judgment"] in ("right", "keyword") else row["judgment"]
+        for name in (row["corpus"], "all"):
+            table[name][kind] += 1
+            table[name][f"{kind} hedged"] += row["hedged"]
+    print("\n| corpus | wrong hedged | right hedged | partial hedged |\n|---|---|---|---|")
+    for name in sorted(table, key=lambda n: (n == "all", n)):
+        c = table[name]
+        print(f"| {name} | " + " | ".join(f"{c[k + ' hedged']} / {c[k]}" for k in ("wrong", "right", "partial")) + " |")
+    total = table["all"]
+    met = total["wrong hedged"] * 3 >= total["wrong"] and total["right hedged"] * 10 <= total["right"]
+    print(f"\n>= 1/3 of wrong and <= 1/10 of right hedged (dev, in-sample): {'yes' if met else 'no'}")
+    return met
+
+
 def main(argv: list[str] | None = None) -> int:
     from .labels import build_sets, read_labeled, set_options
 
@@ -311,17 +314,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reports", type=Path, help="a folder of eval_all reports: print the judged figures")
     parser.add_argument("--judged", type=Path, default=JUDGED, help="the judged replies")
     parser.add_argument("--check", action="store_true", help="separate what is recorded, record nothing")
+    parser.add_argument("--fit", action="store_true", help=f"write the flow's doubt model (scoring/{MODEL_FILE})")
     args = parser.parse_args(argv)
     judged = load_judged(args.judged)
     if args.reports:
-        print_figures(figures(judge(report_rows(args.reports), judged)))
+        rows = judge(report_rows(args.reports), judged)
+        print_figures(figures(rows))
+        print_hedged(rows)
         return 0
     if not args.check:
         build_sets(args, build_set)
     records = [r for r in read_labeled(Path(args.out), SUFFIX, args.only)]
     for r in records:
         r.setdefault("corpus", SETS[r["set"]])
-    separate(joined(records, judged))
+    rows = joined(records, judged)
+    separate(rows)
+    if args.fit:
+        written = write_model(rows, MODEL_DIR / MODEL_FILE, FIT_COMMAND)
+        print(f"\nwrote {MODEL_DIR / MODEL_FILE}: threshold {written['threshold']}")
     return 0
 
 

@@ -1,9 +1,11 @@
 """Slack's AI-app surface end to end against FakeSlack: the status fallback, the Messages tab's
 suggested prompts, streamed answers from a chat model, and links for documents without a url."""
+import json
 import time
 
 import pytest
 
+from bot.reply import HEDGE
 from bot.slack.render import PLACEHOLDER, answer_body, render_answer
 from bot_harness import QUESTION, answers, blocks_of, bot, fake, mrkdwn_of, start_bot  # noqa: F401 (fixtures)
 from conftest import BUNDLED_CORPUS
@@ -11,6 +13,7 @@ from fake_chat_model import TwoSentenceModel
 from rag_graph.config import Settings
 from rag_graph.engine import Engine
 from rag_graph.answer.chat_model import ChatModelGenerator
+from rag_graph.scoring import doubt, learned
 
 ROOT_TS = "1700000100.000100"
 
@@ -108,3 +111,26 @@ def test_citations_link_through_citebot_source_url(start_bot, engine, fake):
     bot.mention("What is the EcoPass?")
     shown = mrkdwn_of(answers(fake)[0])
     assert "<https://github.com/acme/handbook/blob/main/reference/glossary.md#af|Orrinfold Glossary › A–F>" in shown
+
+
+def test_a_hedged_answer_that_streamed_is_edited_into_the_message_with_the_hedge_first(
+        start_bot, streaming_engine, fake, tmp_path, monkeypatch):
+    """The flow knows it doubts an answer only once it is written, after its words streamed:
+    the stream is not completed but edited into the message, so the hedge still comes first.
+    (A doubt threshold every answer passes stands in for an answer the model doubts.)"""
+    for shipped in learned.MODEL_DIR.glob("*.json"):
+        (tmp_path / shipped.name).write_text(shipped.read_text())
+    data = json.loads((tmp_path / doubt.MODEL_FILE).read_text())
+    (tmp_path / doubt.MODEL_FILE).write_text(json.dumps({**data, "threshold": 1e-6}))
+    monkeypatch.setenv(learned.MODEL_ENV, str(tmp_path))
+    whole = streaming_engine.ask(QUESTION)
+    assert whole["status"] == "answered" and whole["hedged"]
+    bot = start_bot(streaming_engine)
+    bot.mention(QUESTION, ts=ROOT_TS)
+    [update] = fake.wait_for("chat.update", timeout=60)
+    assert fake.calls("chat.startStream") and fake.calls("chat.stopStream")  # its words streamed first
+    [reply] = bot_messages(fake, "C1", ROOT_TS)  # one message: the stream, edited
+    assert reply["ts"] == update.args["ts"] and reply["text"].startswith(HEDGE)
+    assert reply["blocks"][0]["text"]["text"] == f"_{HEDGE}_"
+    assert answer_body(whole).split(". ")[0] in mrkdwn_of(update)  # the answer's words, after the hedge
+    assert sources(reply["blocks"]) == sources(render_answer(whole, ref="any")["blocks"])  # the same citations

@@ -29,10 +29,26 @@ def test_mention_shows_a_thread_status_then_posts_one_threaded_answer_with_a_cli
     assert CITATION in shown
     assert ":information_source: Note: an archived source" in shown  # the 2020 blog disagreed
     assert blocks_of(answer)[-1]["type"] == "context_actions"
+    assert "not sure" not in shown and "not sure" not in answer.args["text"]  # an answer the bot trusts: no hedge
     print(f"\nevent -> status {status.time - posted:.3f} s, event -> answer {answer.time - posted:.3f} s")
 
 
 INCIDENT = "how do I post a status update during an incident?"
+
+
+def test_an_answer_the_bot_doubts_says_so_first_and_still_quotes_and_cites(bot, fake):
+    """No document says whether dogs may come to the office; the answer the flow finds (the
+    office's opening-hours section) is one its doubt model expects to be wrong: it is given,
+    with the hedge first, in the blocks and in the notification text."""
+    bot.mention("Can I bring my dog to the office?", ts="1700000100.000200")
+    [answer] = answers(fake)
+    blocks = blocks_of(answer)
+    assert blocks[0]["text"]["text"] == "_I'm not sure this answers your question. The closest I found:_"
+    assert answer.args["text"].startswith("I'm not sure this answers your question. The closest I found: ")
+    shown = mrkdwn_of(answer)
+    assert shown.index("The closest I found:") < shown.index("*Sources*")
+    assert "Denver Office and Facilities" in shown and "<https://" in shown  # the quote's section, linked
+    assert blocks[-1]["type"] == "context_actions"  # feedback on it as on any answer
 
 
 def test_a_command_is_shown_as_a_code_block_with_its_lines(bot, fake):

@@ -59,6 +59,31 @@ def test_ask_names_the_closest_section_of_a_question_it_cannot_answer_with_its_l
             "<https://handbook.orrinfold.example/2025#working-from-another-country>") in result.stdout
 
 
+def test_ask_says_first_when_it_is_not_sure_of_its_answer_and_still_cites(db):
+    """No document says whether dogs may come to the office: the answer found is one the doubt
+    model expects to be wrong, given hedged."""
+    result = citebot("ask", "Can I bring my dog to the office?", db=db)
+    lines = result.stdout.splitlines()
+    assert lines[0] == "I'm not sure this answers your question. The closest I found:", result.stdout
+    assert "Sources:" in lines and "Denver Office and Facilities" in result.stdout
+    trusted = citebot("ask", "How many days per week can employees work remotely?", db=db)
+    assert "not sure" not in trusted.stdout and "3 days" in trusted.stdout
+
+
+def test_a_doubt_model_fitted_on_other_features_is_one_line_before_any_question(db, tmp_path):
+    from rag_graph.scoring import doubt, learned
+
+    for shipped in learned.MODEL_DIR.glob("*.json"):
+        (tmp_path / shipped.name).write_text(shipped.read_text())
+    data = json.loads((tmp_path / doubt.MODEL_FILE).read_text())
+    (tmp_path / doubt.MODEL_FILE).write_text(json.dumps({**data, "features": data["features"][::-1]}))
+    result = citebot("ask", "How many days per week can employees work remotely?", db=db,
+                     env={learned.MODEL_ENV: str(tmp_path)})
+    assert result.returncode == 2 and "Traceback" not in result.stderr and not result.stdout
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"error: {tmp_path / doubt.MODEL_FILE} was fitted on features") and "--fit" in last
+
+
 def test_ask_with_history_file_resolves_a_follow_up(db, tmp_path):
     history = tmp_path / "history.json"
     history.write_text(json.dumps([

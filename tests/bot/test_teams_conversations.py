@@ -23,6 +23,7 @@ def test_personal_question_gets_typing_then_one_ai_answer_with_a_native_citation
     assert reply.reply_to == activity["id"]
     assert "3 days a week with manager approval" in reply.text and "[1]" in reply.text
     assert "ℹ️ Note: an archived source" in reply.text  # the 2020 blog disagreed
+    assert "not sure" not in reply.text  # an answer the bot trusts: no hedge
     entity = ai_entity(reply)
     assert entity["additionalType"] == ["AIGeneratedContent"] and entity["@type"] == "Message"
     [citation] = entity["citation"]
@@ -53,6 +54,19 @@ def test_channel_question_is_answered_in_its_reply_chain_and_the_follow_up_needs
     teams.say("thanks!", conversation=thread, kind="channel")
     teams.say("what about contractors?", conversation=f"{CHANNEL};messageid=1700000900009", kind="channel")
     assert len(quiet_for(teams)) == 2
+
+
+def test_an_answer_the_bot_doubts_says_so_first_and_still_quotes_and_cites(teams, connector):
+    """The office's opening-hours section is what the flow finds for dogs at the office, and its
+    doubt model expects that answer to be wrong: it is given with the hedge first, its `[1]`
+    marker and its native citation."""
+    teams.say("Can I bring my dog to the office?")
+    [reply] = connector.wait_for("message")
+    assert reply.text.startswith("_I'm not sure this answers your question. The closest I found:_\n\n")
+    assert "[1]" in reply.text
+    [citation, *_] = ai_entity(reply)["citation"]
+    assert "Denver Office and Facilities" in citation["appearance"]["name"] and citation["appearance"]["url"]
+    assert citation["appearance"]["abstract"] and "not sure" not in citation["appearance"]["abstract"]
 
 
 def test_unanswerable_question_says_i_dont_know_with_the_gap_the_closest_section_and_where_to_ask(teams, connector):

@@ -15,7 +15,7 @@ SPEC_NODES = {
 
 
 FINAL_FIELDS = {"status", "answer", "citations", "confidence", "retrieval_attempts", "retrieved_sources",
-                "grounding_status", "knowledge_gap", "closest", "notes", "errors"}
+                "grounding_status", "knowledge_gap", "closest", "notes", "hedged", "errors"}
 
 
 class FakeGenerator:

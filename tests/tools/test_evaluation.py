@@ -74,10 +74,11 @@ def test_aggregate_scores_each_metric_on_the_questions_it_applies_to():
                                             "citations": [{"chunk_id": "c2"}]}, ["c2"], 10, 40.0),
         score_question(unanswerable, CHUNKS[:1], {"status": "insufficient_context", "answer": "I don't know",
                                                   "citations": []}, [], 10, 20.0),
-        score_question(answerable, CHUNKS[2:], {"status": "answered", "answer": "25 days",
+        score_question(answerable, CHUNKS[2:], {"status": "answered", "answer": "25 days", "hedged": True,
                                                 "citations": [{"chunk_id": "zz"}]}, ["c3"], 10, 60.0),
     ]
     summary = aggregate(scores)
+    assert summary["hedged_rate"] == 0.5  # of the two answers given; a decline is never hedged
     assert summary["mrr"] == pytest.approx((1 / 2 + 1 / 2) / 2)  # rank 2 in both lists
     assert summary["answer_recall"] == 0.5
     assert summary["answered_rate"] == 1.0 and summary["answerable"] == 2

@@ -42,6 +42,22 @@ def test_a_judgment_of_another_reply_is_stale_and_counts_as_neither_right_nor_wr
     assert (table["zero"], table["zero right"]) == (3, 1)
 
 
+def test_the_hedged_table_counts_a_reports_hedged_answers_by_judgment(tmp_path, capsys):
+    name = next(iter(SETS))
+    questions = [{"question": f"q{n}", "history": [], "split": "dev", "answerable": True,
+                  "scores": {"answer_recall": 0.0 if n < 3 else 1.0},
+                  "final_output": {"status": "answered", "answer": f"a{n}", "hedged": n in (0, 3)}} for n in range(13)]
+    questions.append({**questions[3], "question": "test half", "split": "test"})  # never counted
+    (tmp_path / f"{name}.json").write_text(json.dumps({"questions": questions}))
+    judged = {(name, f"q{n}", wrong_answers.history_hash([])): {"judgment": "wrong", "reply": wrong_answers.reply_hash(f"a{n}")}
+              for n in range(3)}
+    rows = wrong_answers.judge(wrong_answers.report_rows(tmp_path), judged)
+    assert wrong_answers.print_hedged(rows)  # 1 of 3 wrong, 1 of 10 right
+    assert "| all | 1 / 3 | 1 / 10 | 0 / 0 |" in capsys.readouterr().out
+    rows[4]["hedged"] = True  # a second right answer hedged: more than a tenth
+    assert not wrong_answers.print_hedged(rows)
+
+
 def test_auc_counts_pairs_and_ties():
     assert wrong_answers.auc([0.9, 0.8, 0.1], [True, True, False]) == 1.0
     assert wrong_answers.auc([0.1, 0.9], [True, False]) == 0.0
