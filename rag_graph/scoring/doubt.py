@@ -80,10 +80,11 @@ class Doubt:
 
     def odds(self, measured: dict[str, float]) -> float:
         score = float(self.model.scores([[measured[name] for name in FEATURES]])[0])
-        return 1.0 / (1.0 + math.exp(-score))
+        return 0.5 * (1.0 + math.tanh(score / 2))  # the logistic function, without overflow at any score
 
     def doubts(self, measured: dict[str, float]) -> bool:
-        return self.odds(measured) > self.threshold
+        # Signals that are no numbers (a retriever's garbage) leave odds of NaN: doubted, not trusted.
+        return not self.odds(measured) <= self.threshold
 
 
 @lru_cache(maxsize=2)

@@ -33,6 +33,14 @@ def test_a_doubt_file_fitted_on_other_features_or_without_a_threshold_refuses_to
     assert "\n" not in str(refused.value) and str(path) in str(refused.value)  # one line naming the file
 
 
+def test_the_odds_hold_for_any_signal_and_signals_that_are_no_numbers_are_doubted():
+    model = doubt.shipped()
+    measured = dict.fromkeys(doubt.FEATURES, 0.0)
+    for huge in (1e308, -1e308):  # a retriever's absurd similarity: odds, not an OverflowError
+        assert 0.0 <= model.odds({**measured, "similarity": huge}) <= 1.0
+    assert model.doubts({**measured, "similarity": float("nan")})
+
+
 DOG = "Can I bring my dog to the office?"
 
 
