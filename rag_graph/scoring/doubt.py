@@ -46,7 +46,9 @@ def measure(state: dict, output: dict, vocabulary, embedder) -> dict[str, float]
     best = judged[0] if judged else {}
     second = judged[1] if len(judged) > 1 else {}
     late = [float(c["late"]) for c in ranked[:2] if c.get("late") is not None]
-    cited = [c["chunk_id"] for c in output["citations"]]
+    # Every chunk cited, as the model was fitted on (a citation now stands for a section and
+    # lists its chunks in `chunk_ids`).
+    cited = [i for c in output["citations"] for i in (c.get("chunk_ids") or [c["chunk_id"]])]
     order = [c["chunk_id"] for c in ranked]
     first = next((c for c in state.get("context") or [] if cited and c["chunk_id"] == cited[0]), None)
     heading = signals(query, [first], vocabulary, embedder)[0] if first else {}
