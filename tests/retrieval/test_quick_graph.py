@@ -4,8 +4,6 @@ index's vectors, the question's own and every other passage stay exact; a form t
 never used."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -21,19 +19,10 @@ PASSAGES = [
 ]
 
 
-def _integer_dot_products() -> bool:
-    """Whether this CPU has the instructions the int8 form was measured with (x86 VNNI). Without
-    them ONNX Runtime's int8 kernels may round otherwise, the agreement check may refuse the form,
-    and then the exact graph serves every call (checked below instead)."""
-    cpuinfo = Path("/proc/cpuinfo")
-    flags = cpuinfo.read_text() if cpuinfo.exists() else ""
-    return "avx512_vnni" in flags or "avx_vnni" in flags
-
-
-def test_quick_texts_run_the_int8_graph_and_the_index_questions_and_passages_the_exact_one(embedder):
+def test_quick_texts_run_the_int8_graph_and_the_index_questions_and_passages_the_exact_one(embedder, vnni):
     quick = Embedder(embedder.model_name)
     exact = quick.encode(PASSAGES)  # the default: the index's way
-    if quick._onnx.quick is None and not _integer_dot_products():
+    if quick._onnx.quick is None and not vnni:
         assert np.array_equal(quick.encode_quick(PASSAGES), exact), "refused here: the exact graph serves"
         pytest.skip("this CPU has no VNNI and its int8 form was refused; the exact graph serves every call")
     assert quick._onnx.quick is not None, "the default model has an int8 form on a CPU with VNNI"
@@ -75,9 +64,9 @@ def test_an_int8_form_that_strays_from_the_exact_graph_is_never_used(embedder, s
     assert OnnxEncoder.cached(embedder.model_name).quick is None
 
 
-def test_a_damaged_int8_form_is_removed_and_made_again(embedder, st_model, own_cache):
+def test_a_damaged_int8_form_is_removed_and_made_again(embedder, st_model, own_cache, vnni):
     first = OnnxEncoder.load(st_model, embedder.model_name)
-    if first.quick is None and not _integer_dot_products():
+    if first.quick is None and not vnni:
         pytest.skip("this CPU has no VNNI and its int8 form was refused: no int8 file to damage")
     made = next(own_cache.glob("*.int8.onnx"))
     expected = first.encode(PASSAGES, 64, exact=False)
