@@ -92,6 +92,8 @@ _workers = 1  # batches encoded at once: every core inside `all_cores`, else one
 # its vectors are (one batch moves them by up to 0.04). The batches run one after the other: each
 # call already uses both cores (onnx_encoder's intra-op threads), and side by side they would be
 # four threads on two cores (16 words at load 5: median 9.1 vs 12.6 ms, 90th percentile 12 vs 98).
+# The exact graph's vectors do not depend on the cut: its calls are cut where padding costs
+# least (onnx_encoder._least_padding).
 SPLIT_AT = 8
 
 
@@ -166,7 +168,7 @@ class Embedder:
         self._load()
         if self._onnx is not None:
             batch = self.batch_size
-            if _workers == 1 and len(texts) >= SPLIT_AT:
+            if _workers == 1 and len(texts) >= SPLIT_AT and not exact and self._onnx.quick is not None:
                 batch = -(-len(texts) // (os.cpu_count() or 1))
             return self._onnx.encode(texts, batch, _workers, exact)
         vectors = self._model.encode(

@@ -131,8 +131,9 @@ WORD_BATCH = ["administrator", "agency", "basis", "check", "daily", "answers", "
 
 def bench_word_batch(embedder, repeat: int = 40) -> dict:
     """The synonym check's call: 16 single words at once, uncached, on the int8 graph when there
-    is one, cut into one batch per core. Its tail shows whether the batches crowd the cores (run
-    side by side, each on both cores, they were four threads on two)."""
+    is one, cut into one batch per core (on the exact graph, cut where padding costs least). Its
+    tail shows whether the batches crowd the cores (run side by side, each on both cores, they
+    were four threads on two)."""
     embedder.encode(WORD_BATCH, exact=False)  # the graph loaded and its first run paid
     return percentiles(timed(lambda _: embedder.encode(WORD_BATCH, exact=False), range(repeat)))
 

@@ -13,7 +13,7 @@ import threading
 import numpy as np
 import pytest
 
-from rag_graph.retrieval import embeddings
+from rag_graph.retrieval import embeddings, onnx_encoder
 from rag_graph.retrieval.embeddings import Embedder, all_cores
 from rag_graph.retrieval.onnx_encoder import OnnxEncoder
 
@@ -46,28 +46,85 @@ def test_the_onnx_graph_encodes_exactly_what_sentence_transformers_encodes(embed
     assert np.allclose(parallel, np.tile(ours, (40, 1)), atol=1e-6)
 
 
+class _Int8Stand:
+    """The exact session standing in for an int8 graph (this CPU may have none): another object,
+    so that the encoder treats its calls as the int8 graph's."""
+
+    def __init__(self, session):
+        self.session, self.feeds = session, []
+
+    def run(self, names, feed):
+        self.feeds.append(feed)
+        return self.session.run(names, feed)
+
+
+WORDS = ["administrator", "agency", "basis", "check", "daily", "answers", "submit", "review", "voucher",
+         "receipt", "hotel", "flight"]
+
+
 def test_a_question_time_call_with_many_texts_is_cut_per_core_and_runs_its_batches_one_after_the_other(
         embedder, monkeypatch):
-    """The synonym check encodes 10-30 single words; they go out as one batch per core (the int8
-    graph quantizes each batch as a whole, so the cut stays what it was), one batch after the
-    other: each call already uses both cores, and side by side they were four threads on two cores
-    (16 words at load 5: 90th percentile 98 -> 12 ms). Each word's vector is the one it has
-    encoded alone."""
-    words = ["administrator", "agency", "basis", "check", "daily", "answers", "submit", "review", "voucher",
-             "receipt", "hotel", "flight"]
-    alone = np.stack([embedder.encode([w])[0] for w in words])
+    """The synonym check encodes 10-30 single words; on the int8 graph they go out as one batch
+    per core (it quantizes each batch as a whole, so the cut stays what it was), one batch after
+    the other: each call already uses both cores, and side by side they were four threads on two
+    cores (16 words at load 5: 90th percentile 98 -> 12 ms). On the exact graph the cut does not
+    change a vector, and the call is cut where padding costs least (see the next test)."""
+    alone = np.stack([embedder.encode([w])[0] for w in WORDS])
     calls, threads = [], set()
     real, run = OnnxEncoder.encode, embedder._onnx.session.run
     monkeypatch.setattr(embeddings.os, "cpu_count", lambda: 2)
     monkeypatch.setattr(OnnxEncoder, "encode", lambda self, texts, batch, workers, exact=True:
                         calls.append((batch, workers)) or real(self, texts, batch, workers, exact))
     monkeypatch.setattr(embedder._onnx.session, "run", lambda *a, **k: threads.add(threading.get_ident()) or run(*a, **k))
-    together = embedder.encode(words)
+    stand = _Int8Stand(embedder._onnx.session)
+    monkeypatch.setattr(embedder._onnx, "quick", stand)
+    together = embedder.encode(WORDS, exact=False)
     assert calls == [(6, 1)], "one batch per core, run one after the other"
+    assert [len(feed["input_ids"]) for feed in stand.feeds] == [6, 6], "the int8 graph's batches are the cut's"
+    order = sorted(WORDS, key=len, reverse=True)  # longest first, by characters, as its vectors were checked
+    first = [embedder._onnx.tokenizer.backend.decode(list(ids), skip_special_tokens=True) for ids in stand.feeds[0]["input_ids"]]
+    assert first == order[:6]
     assert threads == {threading.get_ident()}, "the batches ran on the asking thread, not side by side"
     assert np.allclose((together * alone).sum(axis=1), 1.0, atol=1e-5)
-    embedder.encode(words[: embeddings.SPLIT_AT - 1])
+    embedder.encode(WORDS[: embeddings.SPLIT_AT - 1], exact=False)
     assert calls[-1] == (embedder.batch_size, 1), "a few texts stay one batch"
+    embedder.encode(WORDS)
+    assert calls[-1] == (embedder.batch_size, 1), "the exact graph's calls are cut by padding, not per core"
+
+
+def test_the_exact_graph_cuts_a_call_where_padding_costs_least_and_each_text_keeps_its_own_vectors(
+        embedder, monkeypatch):
+    """A text's vectors from the exact graph are the same bits in any batch (its padding is masked
+    out), so a question-time call is cut by token length: a dozen single words in a run per
+    length, passages of unlike lengths one by one, instead of everything padded to the longest."""
+    texts = [*WORDS, "Who approves my travel request?", TEXTS[2], TEXTS[2][:300], TEXTS[3]]
+    alone = [embedder._onnx.token_vectors([text], 64)[0] for text in texts]
+    feeds, run = [], embedder._onnx.session.run
+    monkeypatch.setattr(embedder._onnx.session, "run", lambda names, feed: feeds.append(feed) or run(names, feed))
+    together = embedder._onnx.token_vectors(texts, 64)
+    assert all(np.array_equal(a, b) for a, b in zip(together, alone)), "bit for bit the vectors of each text alone"
+    lengths = [len(one.ids) for one in embedder._onnx.tokenizer.encode(texts)]
+    padded = sum(feed["input_ids"].size for feed in feeds)
+    assert padded + onnx_encoder.CALL_COST * len(feeds) < len(texts) * max(lengths) + onnx_encoder.CALL_COST
+    assert padded - sum(lengths) <= 2 * len(feeds), "hardly a padded position"
+    assert [len(feed["input_ids"]) for feed in feeds] != [len(texts)], "not one batch padded to the longest"
+
+
+@pytest.mark.parametrize("lengths, runs", [
+    ([110, 95, 80], [(0, 1), (1, 2), (2, 3)]),  # 285 positions and two more calls, not 330
+    ([6, 5, 5, 4, 4, 3], [(0, 6)]),  # a run more would cost more than the padding it saves
+    ([6, 5, 5, 4, 4, 4, 3, 3, 3, 3], [(0, 3), (3, 10)]),
+    ([40, 40, 40, 6, 5, 5, 4, 4, 3], [(0, 3), (3, 9)]),
+    ([7], [(0, 1)]),
+])
+def test_least_padding_cuts_runs_of_like_lengths(lengths, runs):
+    assert onnx_encoder._least_padding(lengths, 64) == runs
+
+
+def test_least_padding_never_runs_more_texts_than_the_batch_size():
+    runs = onnx_encoder._least_padding([5] * 10, 4)
+    assert [end - start for start, end in runs] in ([2, 4, 4], [4, 4, 2], [4, 2, 4], [3, 3, 4], [4, 3, 3], [3, 4, 3])
+    assert runs[0][0] == 0 and runs[-1][1] == 10 and all(a[1] == b[0] for a, b in zip(runs, runs[1:]))
 
 
 def test_sentence_vectors_taken_from_a_chunks_tokens_match_the_torch_pass(embedder, st_model):
