@@ -46,7 +46,7 @@ SETS = {  # question set -> corpus
     "undici-threads": "undici",
 }
 # Sets kept aside: measured here, never labeled or fitted on (tools.labels, tune and loco read SETS
-# only), so they keep saying how the bot does on documents nobody tuned it for.
+# only), so they keep saying how the bot does on documents, or questions, nobody tuned it for.
 ASIDE = {"debian-devref": "devref", "debian-handbook": "admin-handbook", "npm-docs-aside": "npm"}
 # Docs sites read from their HTML pages only, without the pages that are not text of their own.
 # The Developer's Reference: not the whole book again as one page, its table of contents, its search
